@@ -1,0 +1,11 @@
+import type { EdgeEnv } from "@dynamicagents/core/worker";
+import type { AssistantAgent, ResearcherAgent } from "./agents.js";
+
+export interface Env extends EdgeEnv {
+  ASSISTANT: DurableObjectNamespace<AssistantAgent>;
+  RESEARCHER: DurableObjectNamespace<ResearcherAgent>;
+  AI: Ai;
+  OPENAI_BASE_URL?: string;
+  OPENAI_API_KEY?: string;
+  OPENAI_MODEL?: string;
+}

@@ -1,0 +1,17 @@
+// Wire-level building blocks: card signing and canonical form, the JWKS key,
+// gatekeeper-token verification, errors and limits.
+export { buildCardWire, validateManifest, type AgentManifest, type CardContext } from "./agent-manifest.js";
+export { canonicalCardPayload } from "./card-canonical.js";
+export { JWKS_PATH, signCard, type CardSignature } from "./card-signing.js";
+export { IDENTITY_CLAIM, TENANT_CLAIM, type GatekeeperIdentity } from "./claims.js";
+export { ErrorCode, RpcError, invalidParams, taskNotCancelable, taskNotFound, unsupportedOperation, type RpcErrorValue } from "./errors.js";
+export { GatekeeperJwks, type GatekeeperJwksOptions } from "./gatekeeper-jwks.js";
+export { isLoopbackHost, loadGatekeeperOrigins } from "./gatekeeper-origins.js";
+export { jcs } from "./jcs.js";
+export { parseJsonRpc, type JsonRpcCall, type JsonRpcId, type ParsedCall } from "./jsonrpc.js";
+export { MAX_TEXT_BYTES, assertTextWithinLimit } from "./limits.js";
+export { settle, unwrap, type Outcome } from "./outcome.js";
+export { validatePushConfig } from "./push-config.js";
+export { ConfigError, loadSigningKey, type PublicSigningJwk, type SigningKey } from "./signing-key.js";
+export { TERMINAL_STATES, isTerminal, parseStateName, stateName } from "./task-state.js";
+export { TokenRefused, verifyGatekeeperToken, type TokenCheck, type VerifiedCaller, type VerifyOptions } from "./verify-token.js";

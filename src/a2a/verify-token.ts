@@ -1,0 +1,123 @@
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from "jose";
+import { IDENTITY_CLAIM, TENANT_CLAIM, type GatekeeperIdentity } from "./claims.js";
+import type { GatekeeperJwks } from "./gatekeeper-jwks.js";
+
+/** Which check refused a token; the order of this list is the order they run in. */
+export type TokenCheck =
+  | "bearer"
+  | "jku-present"
+  | "jku-allowlisted"
+  | "iss-matches-jku"
+  | "signature"
+  | "tenant-claim"
+  | "identity-claim";
+
+export class TokenRefused extends Error {
+  override name = "TokenRefused";
+  constructor(
+    readonly check: TokenCheck,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface VerifiedCaller {
+  tenant: string;
+  identity: GatekeeperIdentity;
+  issuer: string;
+  claims: JWTPayload;
+}
+
+export interface VerifyOptions {
+  /** Exact gatekeeper origins (see `loadGatekeeperOrigins`). */
+  allowlist: ReadonlySet<string>;
+  /** The exact endpoint this token must be minted for: `<origin>/a2a`. */
+  audience: string;
+  jwks: GatekeeperJwks;
+}
+
+/**
+ * Verifies a gatekeeper JWT. The four checks run in this order and none is
+ * optional; the allowlist is consulted before anything is fetched, so a token
+ * pointing `jku` at an attacker's JWKS costs zero outbound requests.
+ */
+export async function verifyGatekeeperToken(token: string, options: VerifyOptions): Promise<VerifiedCaller> {
+  let header: ReturnType<typeof decodeProtectedHeader>;
+  let unverified: JWTPayload;
+  try {
+    header = decodeProtectedHeader(token);
+    unverified = decodeJwt(token);
+  } catch {
+    throw new TokenRefused("bearer", "the bearer token is not a well-formed JWT");
+  }
+
+  // 1. RFC 7515 §4.1.2: the key must be named by URL, so it can be allowlisted.
+  if (typeof header.jku !== "string" || header.jku === "") {
+    throw new TokenRefused("jku-present", "the token's protected header has no `jku`");
+  }
+
+  // 2. Before any fetch.
+  const jkuOrigin = originOf(header.jku);
+  if (jkuOrigin === undefined || !options.allowlist.has(jkuOrigin)) {
+    throw new TokenRefused("jku-allowlisted", "the token's `jku` is not on an allowlisted gatekeeper origin");
+  }
+
+  // 3. One allowlisted gatekeeper must not mint tokens in another's name.
+  const issOrigin = typeof unverified.iss === "string" ? originOf(unverified.iss) : undefined;
+  if (issOrigin !== jkuOrigin) {
+    throw new TokenRefused("iss-matches-jku", "the token's `iss` origin differs from its `jku` origin");
+  }
+
+  // 4. Signature, algorithm pinned. Checked up front as well so a token with
+  // `alg: none` or HS256 never causes a JWKS fetch.
+  if (header.alg !== "EdDSA") {
+    throw new TokenRefused("signature", `the token's alg must be EdDSA, got ${JSON.stringify(header.alg)}`);
+  }
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(token, options.jwks.forJku(header.jku), {
+      algorithms: ["EdDSA"],
+      issuer: [...options.allowlist],
+      audience: options.audience,
+      requiredClaims: ["exp", "iss", "aud"],
+      clockTolerance: 0,
+    }));
+  } catch (error) {
+    throw new TokenRefused("signature", describeJoseError(error, options.audience));
+  }
+
+  const tenant = payload[TENANT_CLAIM];
+  if (typeof tenant !== "string" || tenant === "") {
+    throw new TokenRefused("tenant-claim", `the token has no \`${TENANT_CLAIM}\` claim: a token without it is never a wildcard`);
+  }
+  const identity = payload[IDENTITY_CLAIM] as Partial<GatekeeperIdentity> | undefined;
+  if (identity === null || typeof identity !== "object" || typeof identity.key !== "string" || identity.key === "") {
+    throw new TokenRefused("identity-claim", `the token's \`${IDENTITY_CLAIM}\` claim must be an object with a non-empty \`key\``);
+  }
+  return { tenant, identity: identity as GatekeeperIdentity, issuer: payload.iss as string, claims: payload };
+}
+
+function originOf(value: string): string | undefined {
+  try {
+    return new URL(value).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+function describeJoseError(error: unknown, audience: string): string {
+  if (error instanceof errors.JWTExpired) return "the token has expired";
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === "aud") return `the token's \`aud\` must be exactly ${audience}`;
+    return `the token's \`${error.claim}\` claim is invalid: ${error.reason}`;
+  }
+  if (error instanceof errors.JWKSNoMatchingKey) return "no key in the gatekeeper's JWKS matches the token's `kid`";
+  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid) {
+    return "the gatekeeper's JWKS could not be fetched or read";
+  }
+  if (error instanceof errors.JWSSignatureVerificationFailed) return "the token's signature does not verify";
+  if (error instanceof errors.JOSEAlgNotAllowed) return "the token's alg must be EdDSA";
+  if (error instanceof errors.JOSEError) return `the token could not be verified (${error.code})`;
+  return "the gatekeeper's JWKS could not be fetched";
+}

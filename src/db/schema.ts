@@ -1,0 +1,40 @@
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/**
+ * One row per A2A task of this Durable Object's caller. The full task lives in
+ * `task_json` (its wire JSON); the other columns exist to be filtered and
+ * ordered on without parsing it.
+ */
+export const tasks = sqliteTable(
+  "tasks",
+  {
+    id: text("id").primaryKey(),
+    /** The `messageId` that created the task: the idempotency key of `SendMessage`. */
+    messageId: text("message_id").notNull().unique(),
+    contextId: text("context_id").notNull(),
+    /** Wire name, e.g. `TASK_STATE_WORKING`. */
+    state: text("state").notNull(),
+    /** `status.timestamp` in epoch milliseconds; ListTasks orders on it. */
+    statusAt: integer("status_at").notNull(),
+    createdAt: integer("created_at").notNull(),
+    taskJson: text("task_json").notNull(),
+  },
+  (t) => [
+    index("tasks_by_status_at").on(t.statusAt, t.id),
+    index("tasks_by_context").on(t.contextId, t.statusAt, t.id),
+  ],
+);
+
+/** Push configs per task (A2A §9: a task may have several, each gets every push). */
+export const pushConfigs = sqliteTable(
+  "push_configs",
+  {
+    taskId: text("task_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
+    id: text("id").notNull(),
+    configJson: text("config_json").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.id] })],
+);

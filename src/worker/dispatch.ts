@@ -1,0 +1,78 @@
+import { TaskPushNotificationConfig } from "@a2a-js/sdk";
+import { ErrorCode, RpcError, taskNotFound, unsupportedOperation } from "../a2a/errors.js";
+import { assertTextWithinLimit } from "../a2a/limits.js";
+import { unwrap } from "../a2a/outcome.js";
+import { validatePushConfig } from "../a2a/push-config.js";
+import type { SigningKey } from "../a2a/signing-key.js";
+import type { PushConfigJson, TaskJson } from "../db/task-store.js";
+import type { CardCache } from "./card-cache.js";
+import type { TaskAgentStub } from "./options.js";
+import { parseCancelTask, parseGetTask, parseListTasks, parseSendMessage } from "./params.js";
+
+/** Everything a method needs, resolved by the edge after the caller was verified. */
+export interface CallContext {
+  tenant: string;
+  origin: string;
+  allowlist: ReadonlySet<string>;
+  /** The caller's own Durable Object; only addressed once a method needs it. */
+  agent: () => TaskAgentStub;
+  signingKey: () => Promise<SigningKey>;
+  cards: CardCache;
+}
+
+type Method = (params: Record<string, unknown>, ctx: CallContext) => Promise<unknown>;
+
+const sendMessage: Method = async (params, ctx) => {
+  const input = parseSendMessage(params);
+  assertTextWithinLimit(input.message);
+  // Validated before the task exists: a refused push config creates nothing.
+  const pushConfig = validatePushConfig(input.pushConfig, ctx.allowlist);
+  const { task } = unwrap(
+    await ctx.agent().beginTask({
+      message: input.messageJson,
+      pushConfig: TaskPushNotificationConfig.toJSON(pushConfig) as PushConfigJson,
+    }),
+  );
+  return { task: withHistoryLength(task, input.historyLength) };
+};
+
+const getTask: Method = async (params, ctx) => {
+  const p = parseGetTask(params);
+  const task = await ctx.agent().getTask(p.id, p.historyLength);
+  if (!task) throw taskNotFound(p.id);
+  return task;
+};
+
+const listTasks: Method = async (params, ctx) => unwrap(await ctx.agent().listTasks(parseListTasks(params)));
+
+const cancelTask: Method = async (params, ctx) => unwrap(await ctx.agent().cancelTask(parseCancelTask(params).id));
+
+const getExtendedAgentCard: Method = async (_params, ctx) =>
+  (await ctx.cards.tenantCard(ctx.origin, ctx.tenant, await ctx.signingKey())).card;
+
+const streamingUnsupported: Method = async () => {
+  throw unsupportedOperation("Streaming is not supported (capabilities.streaming is false): use SendMessage, the result arrives by push notification");
+};
+
+export const METHODS: Record<string, Method> = {
+  SendMessage: sendMessage,
+  GetTask: getTask,
+  ListTasks: listTasks,
+  CancelTask: cancelTask,
+  GetExtendedAgentCard: getExtendedAgentCard,
+  SendStreamingMessage: streamingUnsupported,
+  SubscribeToTask: streamingUnsupported,
+};
+
+export async function dispatch(method: string, params: Record<string, unknown>, ctx: CallContext): Promise<unknown> {
+  const run = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
+  if (!run) throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
+  return run(params, ctx);
+}
+
+function withHistoryLength(task: TaskJson, historyLength: number | undefined): TaskJson {
+  if (historyLength === undefined || !Array.isArray(task.history)) return task;
+  const history = historyLength === 0 ? [] : task.history.slice(-historyLength);
+  const { history: _dropped, ...rest } = task;
+  return history.length ? { ...rest, history } : (rest as TaskJson);
+}

@@ -1,0 +1,2 @@
+export { A2A_PATH, CARD_PATH, createA2AWorker } from "./create-worker.js";
+export type { A2AWorkerOptions, EdgeEnv, TaskAgentStub, TenantConfig } from "./options.js";

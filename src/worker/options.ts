@@ -1,0 +1,32 @@
+import type { AgentManifest } from "../a2a/agent-manifest.js";
+import type { GatekeeperJwksOptions } from "../a2a/gatekeeper-jwks.js";
+import type { TaskAgentRpc } from "../host/task-agent-rpc.js";
+
+/** The variables every deployment of the edge reads (CONTRACT.md §2). */
+export interface EdgeEnv {
+  A2A_SIGNING_KEY?: string;
+  GATEKEEPER_ORIGINS?: string;
+}
+
+/** The caller's Durable Object as the edge sees it. */
+export type TaskAgentStub = TaskAgentRpc;
+
+export interface TenantConfig<Env> {
+  /** The tenant's own card, served by `GetExtendedAgentCard`. */
+  manifest: AgentManifest;
+  /** The namespace of the tenant's agent class; the edge picks one instance per verified caller. */
+  agent: (env: Env) => DurableObjectNamespace;
+}
+
+export interface A2AWorkerOptions<Env> {
+  /**
+   * The deployment's stub card (`/.well-known/agent-card.json`). It names no
+   * tenant; the edge appends the tenant list to its description for humans.
+   * `skills` defaults to one skill describing how to reach the tenants.
+   */
+  deployment: Omit<AgentManifest, "skills"> & { skills?: AgentManifest["skills"] };
+  tenants: Record<string, TenantConfig<Env>>;
+  jwks?: GatekeeperJwksOptions;
+  /** Bodies above this are refused unread (HTTP 413). Default 2 MiB. */
+  maxBodyBytes?: number;
+}

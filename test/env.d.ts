@@ -1,0 +1,13 @@
+import type { Env as ReferenceEnv } from "../reference/env.js";
+
+declare global {
+  namespace Cloudflare {
+    interface GlobalProps {
+      mainModule: typeof import("../reference/worker.js");
+    }
+    interface Env extends ReferenceEnv {
+      /** The simulated gatekeeper's private JWK (see vitest.config.ts). */
+      TEST_GATEKEEPER_KEY: string;
+    }
+  }
+}

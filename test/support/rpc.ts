@@ -1,0 +1,55 @@
+import { exports } from "cloudflare:workers";
+import { ENDPOINT, PUSH_URL } from "./constants.js";
+import { mintToken, type MintOptions } from "./gatekeeper.js";
+
+export type Fetcher = (request: Request) => Promise<Response>;
+
+export const referenceWorker: Fetcher = (request) => exports.default.fetch(request);
+
+export interface CallOptions {
+  token?: string | null;
+  mint?: MintOptions;
+  headers?: Record<string, string>;
+  worker?: Fetcher;
+  id?: string | number;
+}
+
+export interface RpcReply {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+let nextId = 1;
+
+export async function post(body: string, options: CallOptions = {}): Promise<RpcReply> {
+  const token = options.token === undefined ? await mintToken(options.mint) : options.token;
+  const headers: Record<string, string> = { "Content-Type": "application/json", "A2A-Version": "1.0", ...options.headers };
+  if (token !== null) headers.Authorization = `Bearer ${token}`;
+  const response = await (options.worker ?? referenceWorker)(new Request(ENDPOINT, { method: "POST", headers, body }));
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON: keep the text for the assertion message
+  }
+  return { status: response.status, headers: response.headers, body: parsed };
+}
+
+/** One JSON-RPC call as a gatekeeper would send it (tenant `assistant` unless told). */
+export function call(method: string, params: Record<string, unknown> = {}, options: CallOptions = {}): Promise<RpcReply> {
+  const tenant = (options.mint?.tenant ?? "assistant") as string;
+  return post(JSON.stringify({ jsonrpc: "2.0", id: options.id ?? nextId++, method, params: { tenant, ...params } }), options);
+}
+
+export function userMessage(text: string, messageId = crypto.randomUUID(), extra: Record<string, unknown> = {}) {
+  return { messageId, role: "ROLE_USER", parts: [{ text }], ...extra };
+}
+
+export function sendParams(text: string, messageId?: string, pushUrl = PUSH_URL) {
+  return {
+    message: userMessage(text, messageId),
+    configuration: { taskPushNotificationConfig: { url: pushUrl, token: "notify-secret" } },
+  };
+}

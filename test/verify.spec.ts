@@ -1,0 +1,187 @@
+import { SignJWT } from "jose";
+import { describe, expect, it } from "vitest";
+import { ENDPOINT, GATEKEEPER, GATEKEEPER_JWKS, ORIGIN, OTHER_GATEKEEPER } from "./support/constants.js";
+import { freshKeyPair, gatekeeperKey, mintToken, rawToken, standardClaims } from "./support/gatekeeper.js";
+import { isolatedEdge } from "./support/isolated-edge.js";
+import { interceptOutbound } from "./support/outbound.js";
+import { call, type CallOptions } from "./support/rpc.js";
+
+/** Sends GetTask with `token` to a fresh edge and returns the reply plus what it touched. */
+async function attempt(token: string | null, options: CallOptions & { params?: Record<string, unknown> } = {}) {
+  using outbound = interceptOutbound();
+  const edge = isolatedEdge();
+  const reply = await call("GetTask", { id: "t-1", ...options.params }, { ...options, token, worker: edge.fetch });
+  return { reply, fetches: outbound.requests.length, doAccesses: edge.doAccesses() };
+}
+
+function expectRefused(result: Awaited<ReturnType<typeof attempt>>, check: string) {
+  expect(result.reply.status).toBe(401);
+  expect(result.reply.headers.get("WWW-Authenticate")).toMatch(/^Bearer error="invalid_token"/);
+  expect(result.reply.body.error).toBe("invalid_token");
+  expect(result.reply.body.check).toBe(check);
+  expect(result.doAccesses).toBe(0);
+}
+
+describe("gatekeeper token verification", () => {
+  it("accepts a well-formed token (the control every refusal below is measured against)", async () => {
+    const result = await attempt(await mintToken());
+    expect(result.reply.status).toBe(200);
+    expect(result.reply.body.error.code).toBe(-32001);
+    expect(result.doAccesses).toBeGreaterThan(0);
+  });
+
+  it("challenges a request without a token and addresses no Durable Object", async () => {
+    const result = await attempt(null);
+    expect(result.reply.status).toBe(401);
+    expect(result.reply.headers.get("WWW-Authenticate")).toMatch(/^Bearer/);
+    expect(result.doAccesses).toBe(0);
+    expect(result.fetches).toBe(0);
+  });
+
+  it("refuses a token that is not a JWT", async () => {
+    expectRefused(await attempt("not-a-jwt"), "bearer");
+  });
+
+  it("check 1: refuses a token without jku, fetching nothing", async () => {
+    const result = await attempt(await mintToken({ jku: null }));
+    expectRefused(result, "jku-present");
+    expect(result.fetches).toBe(0);
+  });
+
+  it("check 2: refuses a jku off the allowlist with zero outbound requests", async () => {
+    const result = await attempt(await mintToken({ jku: "https://evil.test/.well-known/jwks.json", iss: "https://evil.test" }));
+    expectRefused(result, "jku-allowlisted");
+    expect(result.fetches).toBe(0);
+  });
+
+  it("check 2: compares exact origins (a lookalike host or another scheme is not allowlisted)", async () => {
+    for (const jku of [
+      "https://gatekeeper.test.evil.test/.well-known/jwks.json",
+      "http://gatekeeper.test/.well-known/jwks.json",
+      "https://gatekeeper.test:8443/.well-known/jwks.json",
+      "http://localhost:9999/.well-known/jwks.json",
+    ]) {
+      const result = await attempt(await mintToken({ jku, iss: new URL(jku).origin }));
+      expectRefused(result, "jku-allowlisted");
+      expect(result.fetches).toBe(0);
+    }
+  });
+
+  it("check 3: refuses a token whose iss is another allowlisted gatekeeper than its jku", async () => {
+    const result = await attempt(await mintToken({ iss: OTHER_GATEKEEPER }));
+    expectRefused(result, "iss-matches-jku");
+    expect(result.fetches).toBe(0);
+  });
+
+  it("check 4: refuses alg none", async () => {
+    const token = rawToken({ alg: "none", typ: "JWT", jku: GATEKEEPER_JWKS, kid: gatekeeperKey.kid }, standardClaims());
+    const result = await attempt(token);
+    expectRefused(result, "signature");
+    expect(result.fetches).toBe(0);
+  });
+
+  it("check 4: refuses an HMAC token keyed with the gatekeeper's public key", async () => {
+    const secret = new TextEncoder().encode(JSON.stringify(gatekeeperKey.publicJwk));
+    const token = await new SignJWT(standardClaims())
+      .setProtectedHeader({ alg: "HS256", jku: GATEKEEPER_JWKS, kid: gatekeeperKey.kid })
+      .sign(secret);
+    expectRefused(await attempt(token), "signature");
+  });
+
+  it("check 4: refuses a signature by a key the gatekeeper does not publish", async () => {
+    const impostor = await freshKeyPair(gatekeeperKey.kid);
+    expectRefused(await attempt(await mintToken({ key: impostor })), "signature");
+  });
+
+  it("check 4: refuses an expired token", async () => {
+    const result = await attempt(await mintToken({ expiresIn: -30 }));
+    expectRefused(result, "signature");
+    expect(result.reply.body.error_description).toMatch(/expired/);
+  });
+
+  it("check 4: refuses a token without exp", async () => {
+    expectRefused(await attempt(await mintToken({ expiresIn: null })), "signature");
+  });
+
+  for (const [label, aud] of [
+    ["the bare origin", ORIGIN],
+    ["the endpoint with a trailing slash", `${ENDPOINT}/`],
+    ["another path", `${ORIGIN}/other`],
+    ["the endpoint with a query", `${ENDPOINT}?x=1`],
+    ["another deployment's endpoint", "https://elsewhere.test/a2a"],
+  ] as const) {
+    it(`check 4: refuses aud = ${label}`, async () => {
+      const result = await attempt(await mintToken({ aud }));
+      expectRefused(result, "signature");
+      expect(result.reply.body.error_description).toContain("aud");
+    });
+  }
+
+  it("refuses a token without the tenant claim (never a wildcard)", async () => {
+    expectRefused(await attempt(await mintToken({ tenant: null })), "tenant-claim");
+  });
+
+  it("refuses a token whose tenant claim differs from params.tenant", async () => {
+    const token = await mintToken({ tenant: "researcher" });
+    expectRefused(await attempt(token, { params: { tenant: "assistant" } }), "tenant-claim");
+  });
+
+  it("refuses a call without params.tenant", async () => {
+    using _ = interceptOutbound();
+    const edge = isolatedEdge();
+    const reply = await call("GetTask", { id: "t", tenant: undefined }, { worker: edge.fetch });
+    expect(reply.status).toBe(401);
+    expect(reply.body.check).toBe("tenant-claim");
+    expect(edge.doAccesses()).toBe(0);
+  });
+
+  it("refuses an identity without key, and a token without identity", async () => {
+    expectRefused(await attempt(await mintToken({ identity: { name: "no key" } })), "identity-claim");
+    expectRefused(await attempt(await mintToken({ identity: { key: "" } })), "identity-claim");
+    expectRefused(await attempt(await mintToken({ identity: null })), "identity-claim");
+  });
+
+  it("caches the JWKS per jku: repeated calls fetch it once", async () => {
+    using outbound = interceptOutbound();
+    const edge = isolatedEdge();
+    for (let i = 0; i < 5; i++) {
+      const reply = await call("GetTask", { id: "t" }, { worker: edge.fetch });
+      expect(reply.status).toBe(200);
+    }
+    expect(outbound.requests.filter((r) => r.url === GATEKEEPER_JWKS)).toHaveLength(1);
+  });
+
+  it("refetches once on an unknown kid, so a rotated gatekeeper key is accepted", async () => {
+    using outbound = interceptOutbound();
+    const edge = isolatedEdge({ jwks: { cooldownMs: 0 } });
+    expect((await call("GetTask", { id: "t" }, { worker: edge.fetch })).status).toBe(200);
+
+    const rotated = await freshKeyPair("gatekeeper-test-2");
+    outbound.jwks = { keys: [gatekeeperKey.publicJwk, rotated.publicJwk] };
+    const reply = await call("GetTask", { id: "t" }, { worker: edge.fetch, mint: { key: rotated } });
+    expect(reply.status).toBe(200);
+    expect(outbound.requests.filter((r) => r.url === GATEKEEPER_JWKS)).toHaveLength(2);
+  });
+
+  it("does not let a stream of unknown kids refetch the JWKS within the cooldown", async () => {
+    using outbound = interceptOutbound();
+    const edge = isolatedEdge({ jwks: { cooldownMs: 60_000 } });
+    expect((await call("GetTask", { id: "t" }, { worker: edge.fetch })).status).toBe(200);
+    for (let i = 0; i < 3; i++) {
+      const forged = await freshKeyPair(`forged-${i}`);
+      const reply = await call("GetTask", { id: "t" }, { worker: edge.fetch, mint: { key: forged } });
+      expect(reply.status).toBe(401);
+    }
+    expect(outbound.requests.filter((r) => r.url === GATEKEEPER_JWKS)).toHaveLength(1);
+  });
+
+  it("accepts a token from the second allowlisted gatekeeper when iss and jku agree", async () => {
+    using outbound = interceptOutbound();
+    const edge = isolatedEdge();
+    const jku = `${OTHER_GATEKEEPER}/keys.json`;
+    outbound.pushReplies.set(jku, () => Response.json({ keys: [gatekeeperKey.publicJwk] }));
+    const reply = await call("GetTask", { id: "t" }, { worker: edge.fetch, mint: { jku, iss: OTHER_GATEKEEPER } });
+    expect(reply.status).toBe(200);
+    expect(GATEKEEPER).not.toBe(OTHER_GATEKEEPER);
+  });
+});

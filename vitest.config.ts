@@ -1,0 +1,32 @@
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { exportJWK, generateKeyPair } from "jose";
+import { defineConfig } from "vitest/config";
+
+// A fresh card key per run: nothing secret is committed, and no test can come
+// to depend on a particular key.
+const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
+const signingKey = JSON.stringify({ ...(await exportJWK(privateKey)), kid: "a2a-test" });
+// The simulated gatekeeper's key, shared by every spec file so the edge's
+// per-isolate JWKS cache always agrees with the tokens specs mint.
+const gatekeeper = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
+const gatekeeperKey = JSON.stringify({ ...(await exportJWK(gatekeeper.privateKey)), kid: "gatekeeper-test-1" });
+
+export default defineConfig({
+  plugins: [
+    cloudflareTest({
+      wrangler: { configPath: "./wrangler.jsonc" },
+      // The AI binding is remote-only; tests fake the model instead.
+      remoteBindings: false,
+      miniflare: {
+        bindings: {
+          A2A_SIGNING_KEY: signingKey,
+          TEST_GATEKEEPER_KEY: gatekeeperKey,
+          GATEKEEPER_ORIGINS: JSON.stringify(["https://gatekeeper.test", "https://other-gatekeeper.test", "http://127.0.0.1:9999"]),
+        },
+      },
+    }),
+  ],
+  test: {
+    include: ["test/**/*.spec.ts"],
+  },
+});
