@@ -22,7 +22,14 @@ export default defineConfig({
           A2A_SIGNING_KEY: signingKey,
           TEST_GATEKEEPER_KEY: gatekeeperKey,
           GATEKEEPER_ORIGINS: JSON.stringify(["https://gatekeeper.test", "https://other-gatekeeper.test", "http://127.0.0.1:9999"]),
+          // The model is outside the system: specs answer these calls themselves.
+          OPENAI_BASE_URL: "https://model.test/v1",
+          OPENAI_MODEL: "primary-model",
+          OPENAI_FALLBACK_MODEL: "fallback-model",
         },
+        // Whatever a spec did not intercept never reaches a real network.
+        outboundService: (request: Request) =>
+          new Response(`tests are offline: ${request.method} ${request.url}`, { status: 503 }),
       },
     }),
   ],

@@ -4,8 +4,10 @@ import type { AssistantAgent, ResearcherAgent } from "./agents.js";
 export interface Env extends EdgeEnv {
   ASSISTANT: DurableObjectNamespace<AssistantAgent>;
   RESEARCHER: DurableObjectNamespace<ResearcherAgent>;
+  TURN_WORKFLOW: Workflow;
   AI: Ai;
   OPENAI_BASE_URL?: string;
   OPENAI_API_KEY?: string;
   OPENAI_MODEL?: string;
+  OPENAI_FALLBACK_MODEL?: string;
 }

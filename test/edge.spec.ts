@@ -1,10 +1,24 @@
-import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { introspectWorkflow, type WorkflowIntrospector } from "cloudflare:test";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GATEKEEPER } from "./support/constants.js";
 import { isolatedEdge } from "./support/isolated-edge.js";
 import { interceptOutbound } from "./support/outbound.js";
 import { call, post, sendParams, userMessage } from "./support/rpc.js";
 
 const identity = (key: string) => ({ identity: { key } });
+
+// These specs are about the edge and the task store: accepted turns are held
+// at their first step so every task stays where the edge left it.
+let workflows: WorkflowIntrospector;
+beforeEach(async () => {
+  workflows = await introspectWorkflow(env.TURN_WORKFLOW);
+  await workflows.modifyAll(async (m) => {
+    await m.disableRetryDelays();
+    await m.mockStepError({ name: "start" }, new Error("held by the edge specs"));
+  });
+});
+afterEach(() => workflows.dispose());
 const newCaller = () => identity(`caller-${crypto.randomUUID()}`);
 
 describe("the JSON-RPC envelope", () => {

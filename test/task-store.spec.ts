@@ -1,14 +1,32 @@
 import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { AgentDB, type TaskStore } from "@dynamicagents/core/db";
+import { settle } from "@dynamicagents/core/a2a";
 import { describe, expect, it } from "vitest";
-import type { TaskAgentRpc } from "@dynamicagents/core/host";
 import { PUSH_URL } from "./support/constants.js";
 import { userMessage } from "./support/rpc.js";
 
-/** A fresh caller's Durable Object, reached over real RPC. */
-const freshAgent = () => env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID())) as unknown as TaskAgentRpc;
 const pushConfig = { url: PUSH_URL, token: "t" };
 
-async function begin(agent: TaskAgentRpc, messageId = crypto.randomUUID(), extra: Record<string, unknown> = {}) {
+/**
+ * The task store of a fresh Durable Object, used from inside it (its SQLite,
+ * migrated by the object's constructor), with the RPC-facing shape of every
+ * method: a value or an A2A error.
+ */
+function freshAgent() {
+  const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
+  const inside = <T>(fn: (store: TaskStore) => T) => runInDurableObject(stub, (_instance, state) => fn(new AgentDB(state.storage).tasks));
+  return {
+    beginTask: (input: Parameters<TaskStore["begin"]>[0]) => inside((s) => settle(() => s.begin(input))),
+    getTask: (id: string, historyLength?: number) => inside((s) => s.get(id, historyLength)),
+    saveTask: (task: Parameters<TaskStore["save"]>[0]) => inside((s) => s.save(task)),
+    cancelTask: (id: string) => inside((s) => settle(() => s.cancel(id))),
+    listTasks: (query: Parameters<TaskStore["list"]>[0]) => inside((s) => settle(() => s.list(query))),
+  };
+}
+type Agent = ReturnType<typeof freshAgent>;
+
+async function begin(agent: Agent, messageId = crypto.randomUUID(), extra: Record<string, unknown> = {}) {
   const outcome = await agent.beginTask({ message: userMessage("hi", messageId, extra), pushConfig });
   if (!outcome.ok) throw new Error(outcome.error.message);
   return outcome.value;

@@ -1,6 +1,8 @@
 // Wire-level building blocks: card signing and canonical form, the JWKS key,
 // gatekeeper-token verification, errors and limits.
 export { buildCardWire, validateManifest, type AgentManifest, type CardContext } from "./agent-manifest.js";
+export { CALLBACK_TTL_SECONDS, signCallbackJwt } from "./callback-jwt.js";
+export { signCallerToken, type CallerTokenOptions } from "./caller-token.js";
 export { canonicalCardPayload } from "./card-canonical.js";
 export { JWKS_PATH, signCard, type CardSignature } from "./card-signing.js";
 export { IDENTITY_CLAIM, TENANT_CLAIM, type GatekeeperIdentity } from "./claims.js";

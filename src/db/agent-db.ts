@@ -1,16 +1,22 @@
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/migrations.js";
+import { PushConfigStore } from "./push-config-store.js";
 import { TaskStore } from "./task-store.js";
+import { TurnLedger } from "./turn-ledger.js";
 
 /** The core tables of an agent Durable Object, migrated before first use. */
 export class AgentDB {
   readonly db: DrizzleSqliteDODatabase;
   readonly tasks: TaskStore;
+  readonly pushConfigs: PushConfigStore;
+  readonly turns: TurnLedger;
 
   constructor(storage: DurableObjectStorage, now?: () => number) {
     this.db = drizzle(storage);
     this.tasks = new TaskStore(this.db, now);
+    this.pushConfigs = new PushConfigStore(this.db, now);
+    this.turns = new TurnLedger(this.db, now);
   }
 
   /** Applies core migrations; idempotent, and cheap once applied. */

@@ -38,3 +38,32 @@ export const pushConfigs = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.taskId, t.id] })],
 );
+
+/**
+ * The turns this Durable Object has handed to the turn Workflow and not yet
+ * seen delivered. While any row is here the object keeps an alarm, and the
+ * alarm re-drives a Workflow instance that has errored, vanished or stalled.
+ */
+export const turns = sqliteTable(
+  "turns",
+  {
+    taskId: text("task_id")
+      .primaryKey()
+      .references(() => tasks.id, { onDelete: "cascade" }),
+    instanceId: text("instance_id").notNull(),
+    /** The Workflow params, kept so an instance can be created again exactly. */
+    paramsJson: text("params_json").notNull(),
+    /**
+     * The turn's result once the model produced it (wire JSON). A re-driven
+     * Workflow that runs the turn step again gets this back instead of a
+     * second model call.
+     */
+    outcomeJson: text("outcome_json"),
+    /** How many times the reconciler has re-driven this turn. */
+    attempts: integer("attempts").notNull().default(0),
+    /** Last time a Workflow step reported in (epoch ms). */
+    progressAt: integer("progress_at").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("turns_by_progress").on(t.progressAt)],
+);

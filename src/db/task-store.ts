@@ -190,16 +190,6 @@ export class TaskStore {
       totalSize: total,
     };
   }
-
-  pushConfigsOf(taskId: string): PushConfigJson[] {
-    return this.db
-      .select({ configJson: pushConfigs.configJson })
-      .from(pushConfigs)
-      .where(eq(pushConfigs.taskId, taskId))
-      .orderBy(pushConfigs.createdAt, pushConfigs.id)
-      .all()
-      .map((row) => JSON.parse(row.configJson) as PushConfigJson);
-  }
 }
 
 /** Applies `historyLength` (the newest N messages; 0 means none) and `includeArtifacts`. */

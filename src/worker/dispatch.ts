@@ -7,7 +7,14 @@ import type { SigningKey } from "../a2a/signing-key.js";
 import type { PushConfigJson, TaskJson } from "../db/task-store.js";
 import type { CardCache } from "./card-cache.js";
 import type { TaskAgentStub } from "./options.js";
-import { parseCancelTask, parseGetTask, parseListTasks, parseSendMessage } from "./params.js";
+import {
+  parseCancelTask,
+  parseGetTask,
+  parseListTasks,
+  parsePushConfigRef,
+  parsePushConfigTask,
+  parseSendMessage,
+} from "./params.js";
 
 /** Everything a method needs, resolved by the edge after the caller was verified. */
 export interface CallContext {
@@ -29,6 +36,8 @@ const sendMessage: Method = async (params, ctx) => {
   const pushConfig = validatePushConfig(input.pushConfig, ctx.allowlist);
   const { task } = unwrap(
     await ctx.agent().beginTask({
+      tenant: ctx.tenant,
+      origin: ctx.origin,
       message: input.messageJson,
       pushConfig: TaskPushNotificationConfig.toJSON(pushConfig) as PushConfigJson,
     }),
@@ -50,6 +59,27 @@ const cancelTask: Method = async (params, ctx) => unwrap(await ctx.agent().cance
 const getExtendedAgentCard: Method = async (_params, ctx) =>
   (await ctx.cards.tenantCard(ctx.origin, ctx.tenant, await ctx.signingKey())).card;
 
+const createPushConfig: Method = async (params, ctx) => {
+  const taskId = parsePushConfigTask(params);
+  const config = validatePushConfig(params, ctx.allowlist, "params");
+  return unwrap(await ctx.agent().putPushConfig(taskId, TaskPushNotificationConfig.toJSON(config) as PushConfigJson));
+};
+
+const getPushConfig: Method = async (params, ctx) => {
+  const p = parsePushConfigRef(params);
+  return unwrap(await ctx.agent().getPushConfig(p.taskId, p.id));
+};
+
+const listPushConfigs: Method = async (params, ctx) => ({
+  configs: unwrap(await ctx.agent().listPushConfigs(parsePushConfigTask(params))),
+  nextPageToken: "",
+});
+
+const deletePushConfig: Method = async (params, ctx) => {
+  const p = parsePushConfigRef(params);
+  return unwrap(await ctx.agent().deletePushConfig(p.taskId, p.id));
+};
+
 const streamingUnsupported: Method = async () => {
   throw unsupportedOperation("Streaming is not supported (capabilities.streaming is false): use SendMessage, the result arrives by push notification");
 };
@@ -60,6 +90,10 @@ export const METHODS: Record<string, Method> = {
   ListTasks: listTasks,
   CancelTask: cancelTask,
   GetExtendedAgentCard: getExtendedAgentCard,
+  CreateTaskPushNotificationConfig: createPushConfig,
+  GetTaskPushNotificationConfig: getPushConfig,
+  ListTaskPushNotificationConfigs: listPushConfigs,
+  DeleteTaskPushNotificationConfig: deletePushConfig,
   SendStreamingMessage: streamingUnsupported,
   SubscribeToTask: streamingUnsupported,
 };

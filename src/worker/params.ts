@@ -108,3 +108,9 @@ export function parseSendMessage(params: Record<string, unknown>): SendMessageIn
     historyLength: p.configuration?.historyLength,
   };
 }
+
+const pushConfigTask = z.object({ taskId: id });
+export const parsePushConfigTask = (params: unknown) => parse(pushConfigTask, params).taskId;
+
+const pushConfigRef = z.object({ taskId: id, id });
+export const parsePushConfigRef = (params: unknown) => parse(pushConfigRef, params);

@@ -1,29 +1,64 @@
 import { vi } from "vitest";
-import { GATEKEEPER_JWKS } from "./constants.js";
+import { GATEKEEPER, GATEKEEPER_JWKS, OTHER_GATEKEEPER } from "./constants.js";
 import { gatekeeperKey } from "./gatekeeper.js";
+
+export const MODEL_BASE = "https://model.test/v1";
+
+export interface CapturedPush {
+  url: string;
+  headers: Headers;
+  body: any;
+}
+
+export interface ModelCall {
+  model: string;
+  messages: Array<{ role: string; content: unknown }>;
+}
 
 export interface Outbound {
   /** Every request the code under test sent out, in order. */
   requests: Request[];
   /** What the gatekeeper's JWKS endpoint currently serves. */
   jwks: { keys: unknown[] };
-  /** Responses for push URLs, by URL; default 200. */
+  /** Responses for specific URLs (pushes or anything else); a push URL answers 200 otherwise. */
   pushReplies: Map<string, () => Response>;
+  /** Pushes the gatekeepers received (a 2xx answer), in order. */
+  pushes: CapturedPush[];
+  /** Chat-completion requests the model received. */
+  modelCalls: ModelCall[];
+  /** How the fake OpenAI-compatible model answers; default: "echo: <last user text>". */
+  model: (call: ModelCall) => Response | Promise<Response>;
   restore(): void;
   [Symbol.dispose](): void;
 }
 
+export function chatCompletion(text: string, model = "primary-model"): Response {
+  return Response.json({
+    id: `chatcmpl-${crypto.randomUUID()}`,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  });
+}
+
+const lastUserText = (call: ModelCall) =>
+  String([...call.messages].reverse().find((m) => m.role === "user")?.content ?? "");
+
 /**
- * Replaces the network for one spec: the simulated gatekeeper's JWKS is
- * served, push URLs answer 200 unless told otherwise, and anything else fails
- * like an unreachable host. Every request is recorded so a spec can assert
- * that none was made.
+ * Replaces the network for one spec: the simulated gatekeeper's JWKS and push
+ * endpoints, and a fake OpenAI-compatible model. Anything else fails like an
+ * unreachable host. Every request is recorded so a spec can assert on it.
  */
 export function interceptOutbound(): Outbound {
   const outbound: Outbound = {
     requests: [],
     jwks: { keys: [gatekeeperKey.publicJwk] },
     pushReplies: new Map(),
+    pushes: [],
+    modelCalls: [],
+    model: (call) => chatCompletion(`echo: ${lastUserText(call)}`, call.model),
     restore: () => spy.mockRestore(),
     [Symbol.dispose]: () => spy.mockRestore(),
   };
@@ -34,8 +69,30 @@ export function interceptOutbound(): Outbound {
       return new Response(JSON.stringify(outbound.jwks), { headers: { "Content-Type": "application/json" } });
     }
     const reply = outbound.pushReplies.get(request.url);
+    if (request.url.startsWith(`${MODEL_BASE}/`)) {
+      const body = (await request.json()) as ModelCall;
+      const call = { model: body.model, messages: body.messages };
+      outbound.modelCalls.push(call);
+      return outbound.model(call);
+    }
+    const origin = new URL(request.url).origin;
+    if (request.method === "POST" && (origin === GATEKEEPER || origin === OTHER_GATEKEEPER || origin === "http://127.0.0.1:9999")) {
+      const response = reply ? reply() : new Response(null, { status: 200 });
+      if (response.ok) outbound.pushes.push({ url: request.url, headers: request.headers, body: await request.json() });
+      return response;
+    }
     if (reply) return reply();
     throw new TypeError(`network blocked in tests: ${request.method} ${request.url}`);
   });
   return outbound;
+}
+
+/** Polls until `predicate` holds; the engine runs Workflows in the background. */
+export async function eventually<T>(probe: () => T | Promise<T>, predicate: (value: T) => boolean, what: string, tries = 400): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const value = await probe();
+    if (predicate(value)) return value;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
 }

@@ -1,0 +1,64 @@
+import { generateText, type ModelMessage } from "ai";
+import type { ModelConfig, ModelEnv } from "./model-config.js";
+import { chooseModels } from "./providers.js";
+
+export interface GenerateRequest {
+  env: ModelEnv;
+  config: ModelConfig;
+  instructions: string;
+  messages: ModelMessage[];
+}
+
+export type GenerateResult =
+  | { ok: true; text: string; model: string; fellBack: boolean }
+  /** `message` is for the user: no stack, no provider internals. */
+  | { ok: false; message: string; errors: string[] };
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+/**
+ * One model exchange with fallback: the primary, then the fallback when the
+ * primary errors or exceeds the timeout. Failure is a value, so a turn can
+ * end `failed` with a sentence rather than a retried exception.
+ */
+export async function generateWithFallback(request: GenerateRequest): Promise<GenerateResult> {
+  const errors: string[] = [];
+  const choices = chooseModels(request.env, request.config);
+  for (const [index, choice] of choices.entries()) {
+    // A timer of our own, cleared when the call settles: `AbortSignal.timeout`
+    // would stay armed for the full period and keep the Durable Object busy.
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new DOMException("model call timed out", "TimeoutError")), request.config.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    try {
+      const result = await generateText({
+        model: choice.model,
+        instructions: request.instructions,
+        messages: request.messages,
+        // The fallback and the durable step are the retry policy; the SDK's own
+        // retries would only delay the fallback.
+        maxRetries: 0,
+        abortSignal: controller.signal,
+      });
+      return { ok: true, text: result.text, model: choice.label, fellBack: index > 0 };
+    } catch (error) {
+      errors.push(`${choice.label}: ${describe(error)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  return {
+    ok: false,
+    message:
+      choices.length > 1
+        ? "Sorry, I could not get an answer: both the model and its fallback failed. Please try again in a moment."
+        : "Sorry, I could not get an answer: the model failed. Please try again in a moment.",
+    errors,
+  };
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error.name === "TimeoutError" || error.name === "AbortError") return "timed out";
+  const status = (error as { statusCode?: number }).statusCode;
+  return [error.name, status ? `HTTP ${status}` : "", error.message].filter(Boolean).join(" ");
+}

@@ -1,0 +1,18 @@
+/** Which models a turn uses. Ids are the provider's own (`@cf/…` for Workers AI). */
+export interface ModelConfig {
+  chatModelId: string;
+  /** Tried once when the primary errors or times out. */
+  fallbackChatModelId?: string;
+  /** Per model call; a call that takes longer counts as failed. Default 60 s. */
+  timeoutMs?: number;
+}
+
+/** The bindings and variables model selection reads (CONTRACT.md §2). */
+export interface ModelEnv {
+  AI?: Ai;
+  OPENAI_BASE_URL?: string;
+  OPENAI_API_KEY?: string;
+  OPENAI_MODEL?: string;
+  /** Fallback model on the OpenAI-compatible endpoint; defaults to none. */
+  OPENAI_FALLBACK_MODEL?: string;
+}

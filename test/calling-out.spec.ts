@@ -1,0 +1,83 @@
+import { env } from "cloudflare:workers";
+import { introspectWorkflow, runInDurableObject } from "cloudflare:test";
+import { loadSigningKey, signCallbackJwt, signCallerToken } from "@dynamicagents/core/a2a";
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from "jose";
+import { describe, expect, it } from "vitest";
+import { ORIGIN } from "./support/constants.js";
+import { interceptOutbound } from "./support/outbound.js";
+import { call, referenceWorker, sendParams } from "./support/rpc.js";
+
+const ourJwks = async () => createLocalJWKSet((await (await referenceWorker(new Request(`${ORIGIN}/.well-known/jwks.json`))).json()) as never);
+
+describe("signCallerToken", () => {
+  it("mints a short-lived EdDSA token: iss = our origin, jku derived from it, aud a bare origin, tenant claim", async () => {
+    const key = await loadSigningKey(env.A2A_SIGNING_KEY);
+    const token = await signCallerToken({
+      key,
+      issuer: `${ORIGIN}/a2a`,
+      audience: "https://peer.test/a2a/?x=1",
+      identity: { key: "assistant" },
+      tenant: "assistant",
+    });
+    const { payload, protectedHeader } = await jwtVerify(token, await ourJwks(), {
+      algorithms: ["EdDSA"],
+      issuer: ORIGIN,
+      audience: "https://peer.test",
+    });
+    expect(protectedHeader).toMatchObject({ alg: "EdDSA", kid: "a2a-test", jku: `${ORIGIN}/.well-known/jwks.json` });
+    expect(payload["https://dynamicagents.dev/tenant"]).toBe("assistant");
+    expect(payload["https://dynamicagents.dev/identity"]).toEqual({ key: "assistant" });
+    expect(payload.exp! - payload.iat!).toBe(120);
+  });
+
+  it("throws on an audience that is not an absolute URL", async () => {
+    const key = await loadSigningKey(env.A2A_SIGNING_KEY);
+    for (const audience of ["/relative", "peer.test", ""]) {
+      await expect(signCallerToken({ key, issuer: ORIGIN, audience, identity: {}, tenant: "t" })).rejects.toThrow(/absolute URL|no origin/);
+    }
+  });
+});
+
+describe("signCallbackJwt", () => {
+  it("binds aud to the push URL's origin and path, lives at most five minutes, and is reused while fresh", async () => {
+    const key = await loadSigningKey(env.A2A_SIGNING_KEY);
+    const url = "https://gatekeeper.test/hooks/a2a?delivery=1";
+    const first = await signCallbackJwt({ key, issuer: ORIGIN, url });
+    const again = await signCallbackJwt({ key, issuer: ORIGIN, url });
+    expect(again).toBe(first);
+    const payload = decodeJwt(first);
+    expect(payload).toMatchObject({ iss: ORIGIN, aud: "https://gatekeeper.test/hooks/a2a" });
+    expect(payload.exp! - payload.iat!).toBeLessThanOrEqual(300);
+    expect(decodeProtectedHeader(first)).toMatchObject({ kid: "a2a-test", jku: `${ORIGIN}/.well-known/jwks.json` });
+    const other = await signCallbackJwt({ key, issuer: ORIGIN, url: "https://gatekeeper.test/elsewhere" });
+    expect(decodeJwt(other).aud).toBe("https://gatekeeper.test/elsewhere");
+  });
+
+  it("is replaced once it is close to expiry", async () => {
+    const key = await loadSigningKey(env.A2A_SIGNING_KEY);
+    const url = "https://gatekeeper.test/rotating";
+    const t0 = Date.now();
+    const first = await signCallbackJwt({ key, issuer: ORIGIN, url, now: () => t0 });
+    const later = await signCallbackJwt({ key, issuer: ORIGIN, url, now: () => t0 + 250_000 });
+    expect(later).not.toBe(first);
+  });
+});
+
+describe("requireSelfOrigin", () => {
+  it("throws before any turn, and answers the origin the first turn carried", async () => {
+    await using workflows = await introspectWorkflow(env.TURN_WORKFLOW);
+    await workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("not needed here")));
+    using _ = interceptOutbound();
+    const key = `caller-${crypto.randomUUID()}`;
+    const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(JSON.stringify(["assistant", key])));
+    type Probe = { requireSelfOrigin(): string; selfOrigin(): string | undefined };
+    await runInDurableObject(stub, (instance) => {
+      expect((instance as unknown as Probe).selfOrigin()).toBeUndefined();
+      expect(() => (instance as unknown as Probe).requireSelfOrigin()).toThrow(/first turn/);
+    });
+    await call("SendMessage", sendParams("hi"), { mint: { identity: { key } } });
+    await runInDurableObject(stub, (instance) => {
+      expect((instance as unknown as Probe).requireSelfOrigin()).toBe(ORIGIN);
+    });
+  });
+});

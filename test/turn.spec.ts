@@ -1,0 +1,278 @@
+import { env } from "cloudflare:workers";
+import { evictDurableObject, introspectWorkflow, runDurableObjectAlarm, type WorkflowIntrospector } from "cloudflare:test";
+import { createLocalJWKSet, jwtVerify } from "jose";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ORIGIN, PUSH_URL } from "./support/constants.js";
+import { chatCompletion, eventually, interceptOutbound, type Outbound } from "./support/outbound.js";
+import { call, referenceWorker, sendParams } from "./support/rpc.js";
+import { turnInstanceId, type TurnAgentRpc } from "@dynamicagents/core/turn";
+
+const newCaller = () => ({ identity: { key: `caller-${crypto.randomUUID()}` } });
+const agentOf = (key: string, tenant = "assistant") =>
+  (tenant === "assistant" ? env.ASSISTANT : env.RESEARCHER).get(
+    (tenant === "assistant" ? env.ASSISTANT : env.RESEARCHER).idFromName(JSON.stringify([tenant, key])),
+  );
+
+let workflows: WorkflowIntrospector;
+let outbound: Outbound;
+
+beforeEach(async () => {
+  workflows = await introspectWorkflow(env.TURN_WORKFLOW);
+  // Backoff is real time in production; here it would only slow the suite.
+  await workflows.modifyAll(async (m) => {
+    await m.disableSleeps();
+    await m.disableRetryDelays();
+  });
+  outbound = interceptOutbound();
+});
+
+afterEach(async () => {
+  outbound.restore();
+  await workflows.dispose();
+});
+
+/** The one Workflow instance this spec started (created right after the accept, not before it). */
+async function onlyInstance() {
+  const instances = await eventually(() => workflows.get(), (found) => found.length > 0, "the turn's Workflow instance");
+  expect(instances).toHaveLength(1);
+  return instances[0]!;
+}
+
+/** A model whose answer the spec releases by hand, to act while the turn is in flight. */
+function heldModel() {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let entered!: () => void;
+  const started = new Promise<void>((resolve) => (entered = resolve));
+  outbound.model = async (c) => {
+    entered();
+    await gate;
+    return chatCompletion(`late answer to ${c.model}`, c.model);
+  };
+  return { started, release };
+}
+
+describe("accept, then notify", () => {
+  it("delivers the answer by a signed push that verifies against the JWKS", async () => {
+    const accepted = await call("SendMessage", sendParams("hello there"), { mint: newCaller() });
+    expect(accepted.body.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
+    await (await onlyInstance()).waitForStatus("complete");
+
+    expect(outbound.pushes).toHaveLength(1);
+    const push = outbound.pushes[0]!;
+    expect(push.url).toBe(PUSH_URL);
+    expect(push.headers.get("Content-Type")).toBe("application/a2a+json");
+    expect(push.headers.get("x-a2a-notification-token")).toBe("notify-secret");
+    expect(push.body.task.id).toBe(accepted.body.result.task.id);
+    expect(push.body.task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(push.body.task.artifacts[0].parts[0].text).toBe("echo: hello there");
+
+    const token = push.headers.get("Authorization")!.replace(/^Bearer /, "");
+    const jwks = await (await referenceWorker(new Request(`${ORIGIN}/.well-known/jwks.json`))).json();
+    const { payload, protectedHeader } = await jwtVerify(token, createLocalJWKSet(jwks as never), {
+      algorithms: ["EdDSA"],
+      issuer: ORIGIN,
+      audience: PUSH_URL,
+    });
+    expect(protectedHeader).toMatchObject({ kid: "a2a-test", jku: `${ORIGIN}/.well-known/jwks.json` });
+    expect(payload.exp! - payload.iat!).toBeLessThanOrEqual(300);
+    expect(outbound.modelCalls).toHaveLength(1);
+  });
+
+  it("starts one Workflow, makes one model call and sends one push for a messageId sent five times at once", async () => {
+    const caller = newCaller();
+    const replies = await Promise.all(Array.from({ length: 5 }, () => call("SendMessage", sendParams("once", "dup-1"), { mint: caller })));
+    expect(new Set(replies.map((r) => r.body.result.task.id)).size).toBe(1);
+    await (await onlyInstance()).waitForStatus("complete");
+    expect(outbound.pushes).toHaveLength(1);
+    expect(outbound.modelCalls).toHaveLength(1);
+    // A retry after the turn finished still starts nothing.
+    const late = await call("SendMessage", sendParams("once", "dup-1"), { mint: caller });
+    expect(late.body.result.task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(await workflows.get()).toHaveLength(1);
+  });
+
+  it("retries a webhook answering 503 twice, without calling the model again", async () => {
+    let answers = 0;
+    outbound.pushReplies.set(PUSH_URL, () => new Response(null, { status: ++answers <= 2 ? 503 : 200 }));
+    await call("SendMessage", sendParams("flaky webhook"), { mint: newCaller() });
+    await (await onlyInstance()).waitForStatus("complete");
+    expect(answers).toBe(3);
+    expect(outbound.pushes).toHaveLength(1);
+    expect(outbound.pushes[0]!.body.task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(outbound.modelCalls).toHaveLength(1);
+  });
+
+  it("falls back to the fallback model when the primary fails", async () => {
+    outbound.model = (c) => (c.model === "primary-model" ? new Response("overloaded", { status: 500 }) : chatCompletion("from the fallback", c.model));
+    await call("SendMessage", sendParams("hi"), { mint: newCaller() });
+    await (await onlyInstance()).waitForStatus("complete");
+    expect(outbound.modelCalls.map((c) => c.model)).toEqual(["primary-model", "fallback-model"]);
+    expect(outbound.pushes[0]!.body.task.artifacts[0].parts[0].text).toBe("from the fallback");
+  });
+
+  it("ends failed with a readable message when both models fail", async () => {
+    outbound.model = () => new Response("down", { status: 500 });
+    await call("SendMessage", sendParams("hi"), { mint: newCaller() });
+    await (await onlyInstance()).waitForStatus("complete");
+    const task = outbound.pushes[0]!.body.task;
+    expect(task.status.state).toBe("TASK_STATE_FAILED");
+    const text: string = task.status.message.parts[0].text;
+    expect(text).toMatch(/^Sorry, I could not get an answer/);
+    expect(text).not.toMatch(/at .*\(|Error:|stack/);
+  });
+
+  it("announces canceled, never a late completed, when canceled mid-turn", async () => {
+    const held = heldModel();
+    const caller = newCaller();
+    const task = (await call("SendMessage", sendParams("slow"), { mint: caller })).body.result.task;
+    await held.started;
+    const canceled = await call("CancelTask", { id: task.id }, { mint: caller });
+    expect(canceled.body.result.status.state).toBe("TASK_STATE_CANCELED");
+    held.release();
+    await (await onlyInstance()).waitForStatus("complete");
+    expect(outbound.pushes).toHaveLength(1);
+    expect(outbound.pushes[0]!.body.task.status.state).toBe("TASK_STATE_CANCELED");
+    expect((await call("GetTask", { id: task.id }, { mint: caller })).body.result.status.state).toBe("TASK_STATE_CANCELED");
+  });
+
+  it("does not run the turn of a task canceled before the Workflow reached it", async () => {
+    const caller = newCaller();
+    const held = heldModel();
+    const first = (await call("SendMessage", sendParams("first"), { mint: caller })).body.result.task;
+    await held.started;
+    // The second task is canceled while still submitted.
+    const second = (await call("SendMessage", sendParams("second"), { mint: caller })).body.result.task;
+    await call("CancelTask", { id: second.id }, { mint: caller });
+    held.release();
+    const both = await eventually(() => workflows.get(), (found) => found.length === 2, "both Workflow instances");
+    for (const instance of both) await instance.waitForStatus("complete");
+    const states = Object.fromEntries(outbound.pushes.map((p) => [p.body.task.id, p.body.task.status.state]));
+    expect(states).toEqual({ [first.id]: "TASK_STATE_COMPLETED", [second.id]: "TASK_STATE_CANCELED" });
+    expect(outbound.modelCalls.map((c) => c.messages.at(-1)?.content)).toEqual(["first"]);
+  });
+
+  it("survives eviction of the caller's object between every step of a turn", async () => {
+    // The test pool's eviction also tears down its local Workflow engine, so
+    // this spec plays the Workflow's part itself: the same calls, in the same
+    // order, with the object evicted before each one.
+    await workflows.modifyAll(async (m) => {
+      await m.mockStepError({ name: "start" }, new Error("the spec drives this turn"));
+    });
+    const caller = newCaller();
+    const task = (await call("SendMessage", sendParams("survive"), { mint: caller })).body.result.task;
+    await (await onlyInstance()).waitForStatus("errored");
+    const agent = agentOf(caller.identity.key) as unknown as TurnAgentRpc & DurableObjectStub;
+
+    await evictDurableObject(agent);
+    expect(await agent.turnStarted(task.id, ORIGIN)).toEqual({ proceed: true });
+    await evictDurableObject(agent);
+    const outcome = await agent.runTurn(task.id, ORIGIN);
+    expect(outcome).toEqual({ state: "TASK_STATE_COMPLETED", text: "echo: survive" });
+    await evictDurableObject(agent);
+    // A re-run of the step after eviction gets the recorded outcome, not a second model call.
+    expect(await agent.runTurn(task.id, ORIGIN)).toEqual(outcome);
+    expect(outbound.modelCalls).toHaveLength(1);
+    await evictDurableObject(agent);
+    expect(await agent.finishTurn(task.id, outcome!)).toEqual({ saved: true, state: "TASK_STATE_COMPLETED" });
+    await evictDurableObject(agent);
+    const delivery = await agent.deliveryOf(task.id);
+    expect(delivery?.task.status).toMatchObject({ state: "TASK_STATE_COMPLETED" });
+    expect(delivery?.configs.map((c) => c.url)).toEqual([PUSH_URL]);
+    await agent.turnDelivered(task.id);
+    await evictDurableObject(agent);
+    expect(await runDurableObjectAlarm(agent)).toBe(false);
+  });
+});
+
+describe("no turn is left hanging", () => {
+  it("re-drives a Workflow that errors for good, then fails the task with one push", async () => {
+    await workflows.modifyAll(async (m) => {
+      await m.mockStepError({ name: "run" }, new Error("the isolate crashed"));
+    });
+    const caller = newCaller();
+    const task = (await call("SendMessage", sendParams("doomed"), { mint: caller })).body.result.task;
+    const agent = agentOf(caller.identity.key);
+    await (await onlyInstance()).waitForStatus("errored");
+
+    for (let pass = 0; pass < 10 && outbound.pushes.length === 0; pass++) {
+      expect(await runDurableObjectAlarm(agent)).toBe(true);
+      for (const instance of await workflows.get()) {
+        await instance.waitForStatus("complete").catch(() => undefined);
+      }
+    }
+    expect(outbound.pushes).toHaveLength(1);
+    const pushed = outbound.pushes[0]!.body.task;
+    expect(pushed.id).toBe(task.id);
+    expect(pushed.status.state).toBe("TASK_STATE_FAILED");
+    expect(pushed.status.message.parts[0].text).toMatch(/could not be completed/);
+    // Delivered: nothing is left for the alarm.
+    await eventually(() => runDurableObjectAlarm(agent), (ran) => ran === false, "the alarm to be cleared");
+  });
+
+  it("restarts a terminated Workflow and still answers", async () => {
+    const held = heldModel();
+    const caller = newCaller();
+    await call("SendMessage", sendParams("terminated", "m-term"), { mint: caller });
+    await held.started;
+    const instance = await onlyInstance();
+    const agentId = env.ASSISTANT.idFromName(JSON.stringify(["assistant", caller.identity.key])).toString();
+    await (await env.TURN_WORKFLOW.get(await turnInstanceId(agentId, "m-term"))).terminate();
+    await instance.waitForStatus("terminated");
+    held.release();
+    expect(await runDurableObjectAlarm(agentOf(caller.identity.key))).toBe(true);
+    await eventually(() => outbound.pushes.length, (n) => n === 1, "the push after the re-drive");
+    expect(outbound.pushes[0]!.body.task.status.state).toBe("TASK_STATE_COMPLETED");
+  });
+});
+
+describe("push configs", () => {
+  it("creates, gets, lists and deletes configs (idempotently), and pushes to every one", async () => {
+    const held = heldModel();
+    const caller = newCaller();
+    const task = (await call("SendMessage", sendParams("fan out"), { mint: caller })).body.result.task;
+    await held.started;
+    const second = `${PUSH_URL}/second`;
+    const created = await call("CreateTaskPushNotificationConfig", { taskId: task.id, id: "second", url: second, token: "tok-2" }, { mint: caller });
+    expect(created.body.result).toMatchObject({ id: "second", taskId: task.id, url: second, token: "tok-2" });
+    expect((await call("GetTaskPushNotificationConfig", { taskId: task.id, id: "second" }, { mint: caller })).body.result.url).toBe(second);
+    const listed = await call("ListTaskPushNotificationConfigs", { taskId: task.id }, { mint: caller });
+    expect(listed.body.result.configs).toHaveLength(2);
+    expect(listed.body.result.nextPageToken).toBe("");
+
+    held.release();
+    await (await onlyInstance()).waitForStatus("complete");
+    expect(outbound.pushes.map((p) => p.url).sort()).toEqual([PUSH_URL, second].sort());
+    expect(outbound.pushes.find((p) => p.url === second)!.headers.get("x-a2a-notification-token")).toBe("tok-2");
+
+    expect((await call("DeleteTaskPushNotificationConfig", { taskId: task.id, id: "second" }, { mint: caller })).body.result).toBeNull();
+    expect((await call("DeleteTaskPushNotificationConfig", { taskId: task.id, id: "second" }, { mint: caller })).body.result).toBeNull();
+    expect((await call("GetTaskPushNotificationConfig", { taskId: task.id, id: "second" }, { mint: caller })).body.error.code).toBe(-32001);
+  });
+
+  it("refuses a config off the allowlist, and another caller's task is TaskNotFound", async () => {
+    const caller = newCaller();
+    const task = (await call("SendMessage", sendParams("x"), { mint: caller })).body.result.task;
+    const evil = await call("CreateTaskPushNotificationConfig", { taskId: task.id, url: "https://evil.test/hook" }, { mint: caller });
+    expect(evil.body.error.code).toBe(-32602);
+    const other = newCaller();
+    for (const [method, params] of [
+      ["CreateTaskPushNotificationConfig", { taskId: task.id, url: PUSH_URL }],
+      ["GetTaskPushNotificationConfig", { taskId: task.id, id: "x" }],
+      ["ListTaskPushNotificationConfigs", { taskId: task.id }],
+      ["DeleteTaskPushNotificationConfig", { taskId: task.id, id: "x" }],
+    ] as const) {
+      expect((await call(method, params, { mint: other })).body.error.code, method).toBe(-32001);
+    }
+  });
+
+  it("uses the config's own credentials instead of the callback token when it has authentication (A2A §4.3.3)", async () => {
+    const params = sendParams("auth");
+    (params.configuration.taskPushNotificationConfig as Record<string, unknown>).authentication = { scheme: "Basic", credentials: "dXNlcjpwYXNz" };
+    await call("SendMessage", params, { mint: newCaller() });
+    await (await onlyInstance()).waitForStatus("complete");
+    expect(outbound.pushes[0]!.headers.get("Authorization")).toBe("Basic dXNlcjpwYXNz");
+  });
+});
+
+
