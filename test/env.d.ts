@@ -7,7 +7,7 @@ declare global {
     }
     interface Env extends ReferenceEnv {
       /** The simulated gatekeeper's private JWK (see vitest.config.ts). */
-      TEST_GATEKEEPER_KEY: string;
+      TEST_GATEKEEPER_KEY?: string;
     }
   }
 }

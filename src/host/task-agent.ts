@@ -1,4 +1,4 @@
-import { DurableObject } from "cloudflare:workers";
+import { Agent } from "agents";
 import { isTerminal, parseStateName } from "../a2a/task-state.js";
 import { settle, type Outcome } from "../a2a/outcome.js";
 import { AgentDB } from "../db/agent-db.js";
@@ -37,7 +37,7 @@ export interface TurnContext {
  * the Workflow hand-off, the guarded terminal write, cancel, the alarm that
  * re-drives a lost turn) is here so every agent gets it the same way.
  */
-export class TaskAgent<Env = unknown> extends DurableObject<Env> implements TaskAgentRpc, TurnAgentRpc {
+export class TaskAgent<Env extends Cloudflare.Env = Cloudflare.Env> extends Agent<Env> implements TaskAgentRpc, TurnAgentRpc {
   protected readonly agentDb: AgentDB;
   readonly #selfOrigin = new SelfOrigin();
   /** Turns whose model work is executing in this instance right now. */
@@ -201,13 +201,15 @@ export class TaskAgent<Env = unknown> extends DurableObject<Env> implements Task
 
   async turnDelivered(taskId: string): Promise<void> {
     this.agentDb.turns.close(taskId);
-    if (this.agentDb.turns.size === 0) await this.ctx.storage.deleteAlarm();
+    if (this.agentDb.turns.size === 0 && this.lifecycle.jobs.get(RECONCILE_JOB)) await this.lifecycle.jobs.cancel(RECONCILE_JOB);
   }
 
   // ── no turn is left hanging ──────────────────────────────────────────────
 
-  override async alarm(): Promise<void> {
-    const remaining = await reconcileTurns({
+  /** Every wake of this object (the reconcile timer below, or anything else) looks at open turns. */
+  override async onAlarm(): Promise<void> {
+    await super.onAlarm();
+    await reconcileTurns({
       ledger: this.agentDb.turns,
       tasks: this.agentDb.tasks,
       workflow: this.turnWorkflow(),
@@ -215,12 +217,20 @@ export class TaskAgent<Env = unknown> extends DurableObject<Env> implements Task
       start: (id, params) => this.#startWorkflow(id, params),
       runningHere: (taskId) => this.#running.has(taskId),
     });
-    if (remaining > 0) await this.ctx.storage.setAlarm(Date.now() + this.turnPolicy().reconcileEveryMs);
+  }
+
+  /**
+   * The reconcile timer is a job on the SDK's lifecycle queue, which owns the
+   * object's one physical alarm: it re-arms itself while any turn is open.
+   */
+  override _onHostJob(fn: string, context: unknown) {
+    if (fn !== RECONCILE_JOB) return super._onHostJob(fn, context as never);
+    return this.agentDb.turns.size > 0 ? { rescheduleAt: Date.now() + this.turnPolicy().reconcileEveryMs } : undefined;
   }
 
   async #ensureAlarm(): Promise<void> {
-    if ((await this.ctx.storage.getAlarm()) === null) {
-      await this.ctx.storage.setAlarm(Date.now() + this.turnPolicy().reconcileEveryMs);
+    if (!this.lifecycle.jobs.get(RECONCILE_JOB)) {
+      await this.lifecycle.jobs.push({ id: RECONCILE_JOB, fn: RECONCILE_JOB, time: Date.now() + this.turnPolicy().reconcileEveryMs });
     }
   }
 
@@ -239,6 +249,8 @@ export class TaskAgent<Env = unknown> extends DurableObject<Env> implements Task
     }
   }
 }
+
+const RECONCILE_JOB = "reconcileTurns";
 
 const stateOf = (task: TaskJson): string => ((task.status as { state?: string } | undefined)?.state ?? "TASK_STATE_UNSPECIFIED");
 

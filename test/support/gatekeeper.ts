@@ -16,7 +16,7 @@ async function fromPrivateJwk(raw: string): Promise<KeyPair> {
 }
 
 /** The simulated gatekeeper's current key (see vitest.config.ts). */
-export const gatekeeperKey = await fromPrivateJwk(env.TEST_GATEKEEPER_KEY);
+export const gatekeeperKey = await fromPrivateJwk(env.TEST_GATEKEEPER_KEY!);
 
 export async function freshKeyPair(kid: string): Promise<KeyPair> {
   const { privateKey, publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
