@@ -1,48 +1,57 @@
-import { generateWithFallback, type ModelConfig } from "@dynamicagents/core/agent";
-import { TaskAgent, type TurnContext } from "@dynamicagents/core/host";
-import type { TurnOutcome } from "@dynamicagents/core/turn";
+import type { AgentConfigInput } from "@dynamicagents/core/agent";
+import { DynamicAgent, type AgentPlugin, type PluginHost } from "@dynamicagents/core/host";
 import type { Env } from "./env.js";
+import { clockPlugin } from "./plugins/clock.js";
+import { webFetchPlugin } from "./plugins/web-fetch.js";
 
-const ASSISTANT_MODELS: ModelConfig = {
+const MODELS: AgentConfigInput["model"] = {
   chatModelId: "@cf/meta/llama-3.3-70b-instruct-fp8-fast",
   fallbackChatModelId: "@cf/meta/llama-3.1-8b-instruct-fast",
 };
 
-const ASSISTANT_SOUL =
-  "You are Assistant, a helpful agent reached over the A2A protocol. Answer the request directly and concisely.";
+/** Sites the assistant may read when FETCH_ALLOWLIST (a JSON array of origins) is not set. */
+const DEFAULT_FETCH_ALLOWLIST = ["https://developers.cloudflare.com", "https://a2a-protocol.org"];
 
-const RESEARCHER_SOUL =
-  "You are Researcher, an agent reached over the A2A protocol. Answer with a short, well-structured research summary.";
-
-/** One inference with fallback; a failure on both models ends the task with the readable message. */
-async function singleInference(env: Env, soul: string, turn: TurnContext): Promise<TurnOutcome> {
-  const result = await generateWithFallback({
-    env,
-    config: ASSISTANT_MODELS,
-    instructions: soul,
-    messages: [{ role: "user", content: turn.text }],
-  });
-  if (!result.ok) {
-    console.error("turn failed on every model", result.errors);
-    return { state: "TASK_STATE_FAILED", text: result.message };
+function fetchAllowlist(raw: string | undefined): string[] {
+  if (!raw) return DEFAULT_FETCH_ALLOWLIST;
+  const parsed: unknown = JSON.parse(raw);
+  if (!Array.isArray(parsed) || !parsed.every((o) => typeof o === "string")) {
+    throw new Error("FETCH_ALLOWLIST must be a JSON array of origins");
   }
-  return { state: "TASK_STATE_COMPLETED", text: result.text };
+  return parsed.map((o) => new URL(o).origin);
 }
 
-/** The `assistant` tenant's Durable Object: one instance per verified caller, one inference per turn. */
-export class AssistantAgent extends TaskAgent<Env> {
-  protected override handleTurn(turn: TurnContext): Promise<TurnOutcome> {
-    return singleInference(this.env, ASSISTANT_SOUL, turn);
+/** The `assistant` tenant: one continuous conversation per caller, answered in a tool loop. */
+export class AssistantAgent extends DynamicAgent<Env> {
+  protected override agentConfig(): AgentConfigInput {
+    return { model: MODELS, turn: { maxSteps: 6 } };
+  }
+
+  protected override agentPlugins(host: PluginHost<Env>): AgentPlugin[] {
+    return [clockPlugin(), webFetchPlugin({ allowlist: fetchAllowlist(host.env.FETCH_ALLOWLIST) })];
+  }
+
+  protected agentSoul(capabilities: string): string {
+    return [
+      "You are Assistant, a helpful agent reached over the A2A protocol by other agents and their people.",
+      "Answer directly and concisely. Use a tool when it gives a better answer than your own knowledge.",
+      capabilities,
+    ].join("\n\n");
   }
 }
 
 /**
- * The `researcher` tenant's Durable Object. Until the delegating round loop
- * lands it answers in a single inference like the assistant, with its own
- * instructions.
+ * The `researcher` tenant. Until the delegating round loop lands it answers
+ * in the same continuous-session loop, without tools.
  */
-export class ResearcherAgent extends TaskAgent<Env> {
-  protected override handleTurn(turn: TurnContext): Promise<TurnOutcome> {
-    return singleInference(this.env, RESEARCHER_SOUL, turn);
+export class ResearcherAgent extends DynamicAgent<Env> {
+  protected override agentConfig(): AgentConfigInput {
+    return { model: MODELS };
+  }
+
+  protected agentSoul(capabilities: string): string {
+    return ["You are Researcher, an agent reached over the A2A protocol. Answer with a short, well-structured research summary.", capabilities]
+      .filter(Boolean)
+      .join("\n\n");
   }
 }

@@ -10,4 +10,6 @@ export interface Env extends EdgeEnv {
   OPENAI_API_KEY?: string;
   OPENAI_MODEL?: string;
   OPENAI_FALLBACK_MODEL?: string;
+  /** JSON array of origins the assistant may read pages from. */
+  FETCH_ALLOWLIST?: string;
 }

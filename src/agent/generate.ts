@@ -1,16 +1,21 @@
-import { generateText, type ModelMessage } from "ai";
+import { generateText, type ModelMessage, type StopCondition, type ToolSet } from "ai";
 import type { ModelConfig, ModelEnv } from "./model-config.js";
-import { chooseModels } from "./providers.js";
+import { chooseModels, type ModelChoice } from "./providers.js";
 
 export interface GenerateRequest {
   env: ModelEnv;
   config: ModelConfig;
-  instructions: string;
+  instructions?: string;
   messages: ModelMessage[];
+  tools?: ToolSet;
+  /** Default: one step. */
+  stopWhen?: StopCondition<ToolSet> | Array<StopCondition<ToolSet>>;
+  /** Overrides the environment's choice (tests hand in a scripted model here). */
+  models?: ModelChoice[];
 }
 
 export type GenerateResult =
-  | { ok: true; text: string; model: string; fellBack: boolean }
+  | { ok: true; text: string; model: string; fellBack: boolean; steps: number; totalTokens: number }
   /** `message` is for the user: no stack, no provider internals. */
   | { ok: false; message: string; errors: string[] };
 
@@ -23,7 +28,7 @@ const DEFAULT_TIMEOUT_MS = 60_000;
  */
 export async function generateWithFallback(request: GenerateRequest): Promise<GenerateResult> {
   const errors: string[] = [];
-  const choices = chooseModels(request.env, request.config);
+  const choices = request.models ?? chooseModels(request.env, request.config);
   for (const [index, choice] of choices.entries()) {
     // A timer of our own, cleared when the call settles: `AbortSignal.timeout`
     // would stay armed for the full period and keep the Durable Object busy.
@@ -34,12 +39,21 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
         model: choice.model,
         instructions: request.instructions,
         messages: request.messages,
+        tools: request.tools,
+        stopWhen: request.stopWhen,
         // The fallback and the durable step are the retry policy; the SDK's own
         // retries would only delay the fallback.
         maxRetries: 0,
         abortSignal: controller.signal,
       });
-      return { ok: true, text: result.text, model: choice.label, fellBack: index > 0 };
+      return {
+        ok: true,
+        text: result.text,
+        model: choice.label,
+        fellBack: index > 0,
+        steps: result.steps.length,
+        totalTokens: result.totalUsage.totalTokens ?? 0,
+      };
     } catch (error) {
       errors.push(`${choice.label}: ${describe(error)}`);
     } finally {

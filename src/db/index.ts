@@ -1,5 +1,5 @@
 export { AgentDB } from "./agent-db.js";
-export { pushConfigs, tasks } from "./schema.js";
+export { pluginMigrations, pushConfigs, tasks, turns } from "./schema.js";
 export {
   TaskStore,
   type BeginTaskInput,
@@ -10,3 +10,4 @@ export {
   type SaveVerdict,
   type TaskJson,
 } from "./task-store.js";
+export { ensurePluginStores } from "./plugin-stores.js";

@@ -67,3 +67,15 @@ export const turns = sqliteTable(
   },
   (t) => [index("turns_by_progress").on(t.progressAt)],
 );
+
+/**
+ * The version of each plugin store last set up in this object. Plugins stay
+ * out of core's migration journal (one flat index space cannot serve
+ * independently versioned packages); this row is how their DDL learns what
+ * it is upgrading from.
+ */
+export const pluginMigrations = sqliteTable("plugin_migrations", {
+  plugin: text("plugin").primaryKey(),
+  version: integer("version").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});

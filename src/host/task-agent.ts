@@ -48,8 +48,17 @@ export class TaskAgent<Env extends Cloudflare.Env = Cloudflare.Env> extends Agen
     this.agentDb = new AgentDB(ctx.storage);
     // Input gates hold every RPC until this resolves: no call sees a table
     // that is not there yet.
-    void ctx.blockConcurrencyWhile(() => this.agentDb.migrate());
+    void ctx.blockConcurrencyWhile(async () => {
+      await this.agentDb.migrate();
+      await this.prepareAgent();
+    });
   }
+
+  /**
+   * Runs once per instance, inside the start-up gate, after the core
+   * migrations: whatever throws here fails the object's start, not a request.
+   */
+  protected async prepareAgent(): Promise<void> {}
 
   // ── seams ────────────────────────────────────────────────────────────────
 

@@ -20,6 +20,10 @@ export function terminalTask(current: TaskJson, outcome: TurnOutcome, now = Date
     referenceTaskIds: [],
   };
   const state = taskStateFromJSON(outcome.state);
+  if (outcome.text === "") {
+    // A turn that chose not to answer (a declining gate): no reply to record.
+    return Task.toJSON({ ...task, status: { state, message: undefined, timestamp: new Date(now).toISOString() } }) as TaskJson;
+  }
   return Task.toJSON({
     ...task,
     status: { state, message: reply, timestamp: new Date(now).toISOString() },

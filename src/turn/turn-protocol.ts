@@ -14,7 +14,7 @@ export interface TurnParams {
 /** How a turn ended, as the tenant's turn function reports it. */
 export interface TurnOutcome {
   state: "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED" | "TASK_STATE_REJECTED";
-  /** The reply (or, for a failure, a sentence the user can read). */
+  /** The reply (or, for a failure, a sentence the user can read); empty when the agent chose not to answer. */
   text: string;
 }
 

@@ -1,0 +1,29 @@
+import { definePlugin } from "@dynamicagents/core/plugin";
+import { tool } from "ai";
+import { z } from "zod";
+
+/** Tells the time anywhere: models do not know what time it is. */
+export const clockPlugin = (now: () => Date = () => new Date()) =>
+  definePlugin({
+    key: "clock",
+    capability: "You can look up the current date and time in any IANA time zone with the current_time tool.",
+    toolFamilies: {
+      clock: () => ({
+        tools: {
+          current_time: tool({
+            description: "The current date and time, in UTC and in the given IANA time zone (for example Asia/Tokyo).",
+            inputSchema: z.object({ timeZone: z.string().describe("IANA time zone name").default("UTC") }),
+            execute: async ({ timeZone }) => {
+              const at = now();
+              try {
+                const local = new Intl.DateTimeFormat("en-GB", { timeZone, dateStyle: "full", timeStyle: "long" }).format(at);
+                return { utc: at.toISOString(), timeZone, local };
+              } catch {
+                return { utc: at.toISOString(), error: `${JSON.stringify(timeZone)} is not an IANA time zone` };
+              }
+            },
+          }),
+        },
+      }),
+    },
+  });

@@ -1,0 +1,126 @@
+import type { ToolSet } from "ai";
+import type { AgentConfig } from "../agent/config.js";
+import { PLUGIN_CONTRACT_VERSION, type AgentPlugin, type PluginStore, type SubtaskType, type ToolContext, type TurnGateInput } from "./contract.js";
+import { redactToolResults } from "./redaction.js";
+import { Workspace, memoryWorkspaceBacking, type WorkspaceBacking } from "./workspace.js";
+
+/** A plugin set that cannot run; the message names the culprit. */
+export class PluginContractError extends Error {
+  override name = "PluginContractError";
+}
+
+export interface AgentRuntime {
+  readonly plugins: readonly AgentPlugin[];
+  /** Every plugin's capability sentence, for the soul. */
+  readonly capabilities: string;
+  readonly subtaskTypes: ReadonlyMap<string, SubtaskType>;
+  readonly stores: readonly PluginStore[];
+  /** Always defined: a plugin's backing, or memory. */
+  readonly workspaceBacking: WorkspaceBacking;
+  /** The backing behind the configured caps. */
+  workspace(): Workspace;
+  /** Every tool family's tools for one turn, results redacted. */
+  tools(context: ToolContext): ToolSet;
+  /** Fans displaced messages out to every listener; one failing never stops another, or the compaction. */
+  onMessagesDisplaced(messages: unknown[]): Promise<void>;
+  /** AND of every gate; a gate that throws counts as yes. */
+  shouldHandleTurn(input: TurnGateInput): Promise<boolean>;
+}
+
+/**
+ * Checks a plugin set and assembles what the agent runs with. Called when the
+ * Durable Object starts, so a wrong set fails there with one sentence, never
+ * in the middle of a request.
+ */
+export function createAgentRuntime<Env>(options: { plugins: AgentPlugin[]; env: Env; config: AgentConfig }): AgentRuntime {
+  const { plugins, config } = options;
+  const env = (options.env ?? {}) as Record<string, unknown>;
+  const keys = new Set<string>();
+  const families = new Map<string, string>();
+  const subtaskTypes = new Map<string, SubtaskType>();
+  let backingOwner: string | undefined;
+
+  for (const plugin of plugins) {
+    if (!plugin.key) throw new PluginContractError("A plugin has no key: every plugin needs a unique `key`");
+    const name = `Plugin ${JSON.stringify(plugin.key)}`;
+    if (plugin.contractVersion > PLUGIN_CONTRACT_VERSION || !(plugin.contractVersion >= 1)) {
+      throw new PluginContractError(
+        `${name} was built for plugin contract version ${plugin.contractVersion}, but this core speaks version ${PLUGIN_CONTRACT_VERSION}: upgrade @dynamicagents/core or use a plugin release for contract ${PLUGIN_CONTRACT_VERSION}`,
+      );
+    }
+    if (keys.has(plugin.key)) throw new PluginContractError(`${name} is installed twice: plugin keys must be unique`);
+    keys.add(plugin.key);
+    for (const family of Object.keys(plugin.toolFamilies ?? {})) {
+      const owner = families.get(family);
+      if (owner) throw new PluginContractError(`${name} declares tool family ${JSON.stringify(family)}, which plugin ${JSON.stringify(owner)} already declares`);
+      families.set(family, plugin.key);
+    }
+    for (const type of plugin.subtaskTypes ?? []) {
+      if (subtaskTypes.has(type.key)) throw new PluginContractError(`${name} declares subtask type ${JSON.stringify(type.key)}, which another plugin already declares`);
+      subtaskTypes.set(type.key, type);
+    }
+    for (const [kind, names] of [
+      ["secret", plugin.requires?.secrets ?? []],
+      ["binding", plugin.requires?.bindings ?? []],
+    ] as const) {
+      for (const required of names) {
+        const value = env[required];
+        if (value === undefined || value === null || value === "") {
+          throw new PluginContractError(`${name} requires the ${kind} ${required}, which this Worker does not have: add it to wrangler.jsonc or set it as a secret`);
+        }
+      }
+    }
+    if (plugin.workspaceBacking) {
+      if (backingOwner) {
+        throw new PluginContractError(`${name} supplies a workspace backing, but plugin ${JSON.stringify(backingOwner)} already does: at most one plugin may`);
+      }
+      backingOwner = plugin.key;
+    }
+  }
+
+  const workspaceBacking = plugins.find((p) => p.workspaceBacking)?.workspaceBacking?.() ?? memoryWorkspaceBacking();
+  const redactors = plugins.flatMap((p) => (p.onToolResult ? [p.onToolResult] : []));
+  const listeners = plugins.flatMap((p) => (p.onMessagesDisplaced ? [{ key: p.key, fn: p.onMessagesDisplaced }] : []));
+  const gates = plugins.flatMap((p) => (p.shouldHandleTurn ? [{ key: p.key, fn: p.shouldHandleTurn }] : []));
+
+  return {
+    plugins,
+    capabilities: plugins.flatMap((p) => (p.capability ? [p.capability.trim()] : [])).join("\n"),
+    subtaskTypes,
+    stores: plugins.flatMap((p) => (p.store ? [p.store] : [])),
+    workspaceBacking,
+    workspace: () => new Workspace(workspaceBacking, config.workspace),
+    tools(context) {
+      const merged: ToolSet = {};
+      for (const plugin of plugins) {
+        for (const family of Object.values(plugin.toolFamilies ?? {})) {
+          for (const [toolName, tool] of Object.entries(family(context).tools)) {
+            if (merged[toolName]) throw new PluginContractError(`Two tool families define the tool ${JSON.stringify(toolName)}`);
+            merged[toolName] = tool;
+          }
+        }
+      }
+      return redactToolResults(merged, redactors);
+    },
+    async onMessagesDisplaced(messages) {
+      const results = await Promise.allSettled(listeners.map((l) => Promise.resolve().then(() => l.fn(messages))));
+      results.forEach((result, i) => {
+        if (result.status === "rejected") console.error(`onMessagesDisplaced of plugin ${listeners[i]!.key} failed`, result.reason);
+      });
+    },
+    async shouldHandleTurn(input) {
+      const answers = await Promise.all(
+        gates.map(async (gate) => {
+          try {
+            return (await gate.fn(input)) !== false;
+          } catch (error) {
+            // A wrong reply is visible and can be ignored; a wrong silence is not.
+            console.error(`shouldHandleTurn of plugin ${gate.key} threw; counting it as yes`, error);
+            return true;
+          }
+        }),
+      );
+      return answers.every(Boolean);
+    },
+  };
+}
