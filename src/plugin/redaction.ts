@@ -14,7 +14,7 @@ export const REDACTION_FAILED_STUB = {
  * closed: a redactor that throws yields {@link REDACTION_FAILED_STUB}, never the
  * unredacted result.
  */
-export function redactToolResults(tools: ToolSet, redactors: ToolResultRedactor[]): ToolSet {
+export function redactToolResults<T extends ToolSet>(tools: T, redactors: ToolResultRedactor[]): T {
   if (redactors.length === 0) return tools;
   const wrapped: ToolSet = {};
   for (const [toolName, tool] of Object.entries(tools)) {
@@ -40,5 +40,5 @@ export function redactToolResults(tools: ToolSet, redactors: ToolResultRedactor[
       },
     } as ToolSet[string];
   }
-  return wrapped;
+  return wrapped as T;
 }

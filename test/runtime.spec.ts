@@ -1,0 +1,160 @@
+import { env } from "cloudflare:workers";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { resolveConfig } from "@dynamicagents/core/agent";
+import { AgentDB, ensurePluginStores } from "@dynamicagents/core/db";
+import {
+  PLUGIN_CONTRACT_VERSION,
+  PluginContractError,
+  REDACTION_FAILED_STUB,
+  Workspace,
+  WorkspaceLimitError,
+  createAgentRuntime,
+  definePlugin,
+  memoryWorkspaceBacking,
+  redactToolResults,
+  type PluginStore,
+} from "@dynamicagents/core/plugin";
+import { tool } from "ai";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+
+const config = resolveConfig();
+const runtimeOf = (plugins: ReturnType<typeof definePlugin>[], bindings: Record<string, unknown> = {}) =>
+  createAgentRuntime({ plugins, env: bindings, config });
+const echoFamily = (name: string) => () => ({ tools: { [name]: tool({ inputSchema: z.object({}), execute: async () => name }) } });
+
+describe("resolveConfig", () => {
+  it("fills in safe defaults", () => {
+    expect(config.turn.maxSteps).toBeGreaterThan(0);
+    expect(config.history.keepRecentTokens).toBeLessThan(config.history.compactAfterTokens);
+  });
+
+  it("names every invalid field in one readable error", () => {
+    const attempt = () => resolveConfig({ turn: { maxSteps: 0 }, model: { chatModelId: "" } });
+    expect(attempt).toThrow(/^agentConfig\(\) is invalid: /);
+    expect(attempt).toThrow(/turn\.maxSteps/);
+    expect(attempt).toThrow(/model\.chatModelId/);
+    expect(() => resolveConfig({ tunr: {} } as never)).toThrow(/Unrecognized key.*tunr/);
+    expect(() => resolveConfig({ history: { compactAfterTokens: 1000, keepRecentTokens: 2000 } })).toThrow(/keepRecentTokens/);
+  });
+});
+
+describe("createAgentRuntime fails at start-up with a sentence naming the culprit", () => {
+  it("on a duplicate plugin key", () => {
+    expect(() => runtimeOf([definePlugin({ key: "a" }), definePlugin({ key: "a" })])).toThrow(new PluginContractError('Plugin "a" is installed twice: plugin keys must be unique'));
+  });
+
+  it("on a duplicate tool family", () => {
+    expect(() =>
+      runtimeOf([definePlugin({ key: "a", toolFamilies: { web: echoFamily("x") } }), definePlugin({ key: "b", toolFamilies: { web: echoFamily("y") } })]),
+    ).toThrow(/Plugin "b" declares tool family "web", which plugin "a" already declares/);
+  });
+
+  it("on a missing declared binding or secret", () => {
+    expect(() => runtimeOf([definePlugin({ key: "s", requires: { secrets: ["SCRAPER_KEY"] } })])).toThrow(/Plugin "s" requires the secret SCRAPER_KEY/);
+    expect(() => runtimeOf([definePlugin({ key: "b", requires: { bindings: ["VECTORS"] } })])).toThrow(/Plugin "b" requires the binding VECTORS/);
+    expect(() => runtimeOf([definePlugin({ key: "s", requires: { secrets: ["SCRAPER_KEY"] } })], { SCRAPER_KEY: "k" })).not.toThrow();
+  });
+
+  it("on a contract-version mismatch", () => {
+    expect(() => runtimeOf([definePlugin({ key: "future", contractVersion: PLUGIN_CONTRACT_VERSION + 1 })])).toThrow(
+      new RegExp(`Plugin "future" was built for plugin contract version ${PLUGIN_CONTRACT_VERSION + 1}, but this core speaks version ${PLUGIN_CONTRACT_VERSION}`),
+    );
+  });
+
+  it("on a second workspace backing", () => {
+    expect(() =>
+      runtimeOf([definePlugin({ key: "a", workspaceBacking: memoryWorkspaceBacking }), definePlugin({ key: "b", workspaceBacking: memoryWorkspaceBacking })]),
+    ).toThrow(/Plugin "b" supplies a workspace backing, but plugin "a" already does/);
+  });
+
+  it("and otherwise assembles tools, capabilities and a workspace", async () => {
+    const runtime = runtimeOf([
+      definePlugin({ key: "a", capability: "Can A.", toolFamilies: { fa: echoFamily("ta") } }),
+      definePlugin({ key: "b", capability: "Can B.", toolFamilies: { fb: echoFamily("tb") } }),
+    ]);
+    expect(runtime.capabilities).toBe("Can A.\nCan B.");
+    expect(Object.keys(runtime.tools({ taskId: "t", origin: "https://o.test" })).sort()).toEqual(["ta", "tb"]);
+    expect(runtime.workspaceBacking).toBeDefined();
+  });
+});
+
+describe("plugin-owned tables", () => {
+  it("hand ensureTables the version last recorded, across two lifetimes of the object", async () => {
+    const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
+    const seen: number[] = [];
+    const store = (version: number): PluginStore => ({
+      plugin: "notes",
+      version,
+      ensureTables(sql, from) {
+        seen.push(from);
+        sql.exec("CREATE TABLE IF NOT EXISTS notes_items (id TEXT PRIMARY KEY)");
+        if (from < 2 && version >= 2) sql.exec("ALTER TABLE notes_items ADD COLUMN body TEXT");
+      },
+    });
+    await runInDurableObject(stub, (_i, state) => {
+      const db = new AgentDB(state.storage);
+      ensurePluginStores(db.db, state.storage.sql, [store(1)]);
+      ensurePluginStores(db.db, state.storage.sql, [store(1)]);
+      state.storage.sql.exec("INSERT INTO notes_items (id) VALUES ('n1')");
+    });
+    await evictDurableObject(stub);
+    await runInDurableObject(stub, (_i, state) => {
+      const db = new AgentDB(state.storage);
+      ensurePluginStores(db.db, state.storage.sql, [store(2)]);
+      state.storage.sql.exec("UPDATE notes_items SET body = 'kept' WHERE id = 'n1'");
+      expect(state.storage.sql.exec("SELECT body FROM notes_items").toArray()).toEqual([{ body: "kept" }]);
+      expect(state.storage.sql.exec("SELECT plugin, version FROM plugin_migrations").toArray()).toEqual([{ plugin: "notes", version: 2 }]);
+      expect(() => ensurePluginStores(db.db, state.storage.sql, [store(1)])).toThrow(/downgrade/);
+    });
+    expect(seen).toEqual([0, 1, 1]);
+  });
+});
+
+describe("the workspace", () => {
+  const caps = { maxFiles: 2, maxFileBytes: 8, maxTotalBytes: 12 };
+
+  it("enforces bytes per file, file count and total bytes, writing nothing when refused", async () => {
+    const ws = new Workspace(memoryWorkspaceBacking(), caps);
+    await ws.write("a.txt", "12345678");
+    await expect(ws.write("big.txt", "123456789")).rejects.toThrow(WorkspaceLimitError);
+    await expect(ws.write("b.txt", "12345")).rejects.toThrow(/limit is 12/);
+    await ws.write("b.txt", "1234");
+    await expect(ws.write("c.txt", "1")).rejects.toThrow(/2 files/);
+    await ws.write("a.txt", "1"); // replacing a file frees its bytes
+    expect((await ws.list()).map((f) => f.path).sort()).toEqual(["a.txt", "b.txt"]);
+    expect(await ws.read("big.txt")).toBeUndefined();
+  });
+
+  it("counts UTF-8 bytes and refuses paths outside the workspace", async () => {
+    const ws = new Workspace(memoryWorkspaceBacking(), caps);
+    await expect(ws.write("e.txt", "ééééé")).rejects.toThrow(/10 bytes/);
+    await expect(ws.write("../escape", "x")).rejects.toThrow(/not a path inside/);
+  });
+});
+
+describe("tool-result redaction", () => {
+  const tools = { secret: tool({ inputSchema: z.object({}), execute: async () => ({ token: "sk-live-1234567890abcdef" }) }) };
+  const run = (set: typeof tools) => (set.secret.execute as (i: unknown, o: unknown) => Promise<unknown>)({}, { toolCallId: "c", messages: [] });
+
+  it("replaces what the model sees", async () => {
+    const redacted = redactToolResults(tools, [() => ({ token: "[redacted]" })]);
+    expect(await run(redacted)).toEqual({ token: "[redacted]" });
+  });
+
+  it("keeps the result when the redactor returns undefined", async () => {
+    expect(await run(redactToolResults(tools, [() => undefined]))).toEqual({ token: "sk-live-1234567890abcdef" });
+  });
+
+  it("fails closed: a redactor that throws yields the stub, never the original", async () => {
+    const result = await run(
+      redactToolResults(tools, [
+        () => {
+          throw new Error("redactor bug");
+        },
+      ]),
+    );
+    expect(result).toEqual(REDACTION_FAILED_STUB);
+    expect(JSON.stringify(result)).not.toContain("sk-live");
+  });
+});
