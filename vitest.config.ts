@@ -17,6 +17,8 @@ export default defineConfig({
       wrangler: { configPath: "./wrangler.jsonc" },
       // The AI binding is remote-only; tests fake the model instead.
       remoteBindings: false,
+      // Subagents are facets: exported from the Worker, made by the runtime, never bound.
+      additionalExports: { ResearchSubagent: "DurableObject" },
       miniflare: {
         bindings: {
           A2A_SIGNING_KEY: signingKey,

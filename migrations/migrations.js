@@ -2,13 +2,15 @@ import journal from './meta/_journal.json';
 import m0000 from './0000_tasks.sql';
 import m0001 from './0001_turns.sql';
 import m0002 from './0002_plugin_migrations.sql';
+import m0003 from './0003_rounds.sql';
 
   export default {
     journal,
     migrations: {
       m0000,
 m0001,
-m0002
+m0002,
+m0003
     }
   }
   

@@ -3,7 +3,7 @@ import type { Env } from "./env.js";
 import { deployment } from "./manifests.js";
 import { tenants } from "./tenants.js";
 
-export { AssistantAgent, ResearcherAgent } from "./agents.js";
+export { AssistantAgent, ResearchSubagent, ResearcherAgent } from "./agents.js";
 export { TurnWorkflow } from "./turn-workflow.js";
 
 export default createA2AWorker<Env>({ deployment, tenants });

@@ -167,13 +167,14 @@ describe("accept, then notify", () => {
     await evictDurableObject(agent);
     expect(await agent.turnStarted(task.id, ORIGIN)).toEqual({ proceed: true });
     await evictDurableObject(agent);
-    const outcome = await agent.runTurn(task.id, ORIGIN);
-    expect(outcome).toEqual({ state: "TASK_STATE_COMPLETED", text: "echo: survive" });
+    const step = await agent.runTurn(task.id, ORIGIN, 1);
+    expect(step).toEqual({ kind: "done", outcome: { state: "TASK_STATE_COMPLETED", text: "echo: survive" } });
     await evictDurableObject(agent);
     // A re-run of the step after eviction gets the recorded outcome, not a second model call.
-    expect(await agent.runTurn(task.id, ORIGIN)).toEqual(outcome);
+    expect(await agent.runTurn(task.id, ORIGIN, 1)).toEqual(step);
     expect(outbound.modelCalls).toHaveLength(1);
     await evictDurableObject(agent);
+    const outcome = step!.kind === "done" ? step!.outcome : undefined;
     expect(await agent.finishTurn(task.id, outcome!)).toEqual({ saved: true, state: "TASK_STATE_COMPLETED" });
     await evictDurableObject(agent);
     const delivery = await agent.deliveryOf(task.id);

@@ -28,6 +28,16 @@ const configSchema = z.strictObject({
       keepRecentTokens: z.number().int().min(128).default(6_000),
     })
     .prefault({}),
+  rounds: z
+    .strictObject({
+      /** Rounds a delegating turn may take; the last one must answer. */
+      maxRounds: z.number().int().min(1).max(32).default(4),
+      /** Subtasks run at once. */
+      maxParallel: z.number().int().min(1).max(64).default(4),
+      /** Subtasks one delegation may create. */
+      maxSubtasksPerRound: z.number().int().min(1).max(128).default(16),
+    })
+    .prefault({}),
   workspace: z
     .object({
       maxFiles: z.number().int().min(1).default(256),

@@ -2,6 +2,7 @@ import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlit
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/migrations.js";
 import { PushConfigStore } from "./push-config-store.js";
+import { SubtaskStore } from "./subtask-store.js";
 import { TaskStore } from "./task-store.js";
 import { TurnLedger } from "./turn-ledger.js";
 
@@ -11,12 +12,14 @@ export class AgentDB {
   readonly tasks: TaskStore;
   readonly pushConfigs: PushConfigStore;
   readonly turns: TurnLedger;
+  readonly subtasks: SubtaskStore;
 
   constructor(storage: DurableObjectStorage, now?: () => number) {
     this.db = drizzle(storage);
     this.tasks = new TaskStore(this.db, now);
     this.pushConfigs = new PushConfigStore(this.db, now);
     this.turns = new TurnLedger(this.db, now);
+    this.subtasks = new SubtaskStore(this.db, now);
   }
 
   /** Applies core migrations; idempotent, and cheap once applied. */

@@ -79,3 +79,45 @@ export const pluginMigrations = sqliteTable("plugin_migrations", {
   version: integer("version").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });
+
+/**
+ * What the model decided in each round of a delegating turn, recorded before
+ * anything it decided runs: a re-run round step reads its decision here
+ * instead of asking the model again.
+ */
+export const rounds = sqliteTable(
+  "rounds",
+  {
+    taskId: text("task_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
+    round: integer("round").notNull(),
+    /** `{kind: "delegate"}` or `{kind: "answer", text}`. */
+    decisionJson: text("decision_json").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.round] })],
+);
+
+/** Durable subtasks, recorded before they run; a finished one never runs again. */
+export const subtasks = sqliteTable(
+  "subtasks",
+  {
+    id: text("id").primaryKey(),
+    taskId: text("task_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
+    round: integer("round").notNull(),
+    type: text("type").notNull(),
+    paramsJson: text("params_json").notNull(),
+    /** Of (type, params, recipe version): a finished result is valid for exactly this. */
+    fingerprint: text("fingerprint").notNull(),
+    /** pending | running | done | failed | canceled */
+    status: text("status").notNull(),
+    resultJson: text("result_json"),
+    error: text("error"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("subtasks_by_task").on(t.taskId, t.round)],
+);

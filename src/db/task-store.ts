@@ -143,16 +143,17 @@ export class TaskStore {
     return { saved: true, task: toJson(saved) };
   }
 
-  /** Marks a non-terminal task canceled. Throws TaskNotFound / TaskNotCancelable. */
-  cancel(taskId: string): TaskJson {
+  /** Marks a non-terminal task canceled, with `message` as the agent's last word. Throws TaskNotFound / TaskNotCancelable. */
+  cancel(taskId: string, message?: string): TaskJson {
     const row = this.db.select({ taskJson: tasks.taskJson }).from(tasks).where(eq(tasks.id, taskId)).get();
     if (!row) throw taskNotFound(taskId);
     const task = Task.fromJSON(JSON.parse(row.taskJson));
     if (isTerminal(task.status!.state)) throw taskNotCancelable(taskId, stateName(task.status!.state));
-    const verdict = this.save({
-      ...toJson(task),
-      status: { state: "TASK_STATE_CANCELED", timestamp: new Date(this.now()).toISOString() },
-    });
+    const status: Record<string, unknown> = { state: "TASK_STATE_CANCELED", timestamp: new Date(this.now()).toISOString() };
+    if (message) {
+      status.message = { messageId: crypto.randomUUID(), role: "ROLE_AGENT", taskId, contextId: task.contextId, parts: [{ text: message }] };
+    }
+    const verdict = this.save({ ...toJson(task), status });
     if (!verdict.saved) throw taskNotFound(taskId);
     return verdict.task;
   }

@@ -11,7 +11,7 @@ import type {
   SaveVerdict,
   TaskJson,
 } from "../db/task-store.js";
-import { turnInstanceId, type TurnAgentRpc, type TurnOutcome, type TurnParams, type TurnStart } from "../turn/turn-protocol.js";
+import { turnInstanceId, type TurnAgentRpc, type TurnOutcome, type TurnParams, type TurnStart, type TurnStep } from "../turn/turn-protocol.js";
 import { reconcileTurns } from "./reconcile-turns.js";
 import { SelfOrigin } from "./self-origin.js";
 import type { TaskAgentRpc } from "./task-agent-rpc.js";
@@ -131,7 +131,12 @@ export class TaskAgent<Env extends Cloudflare.Env = Cloudflare.Env> extends Agen
 
   /** Cancels a task that is not terminal; its turn stops at the next step and announces `canceled`. */
   async cancelTask(taskId: string): Promise<Outcome<TaskJson>> {
-    return settle(() => this.agentDb.tasks.cancel(taskId));
+    return settle(() => this.agentDb.tasks.cancel(taskId, this.canceledMessage()));
+  }
+
+  /** The agent's last word on a canceled task; none by default. */
+  protected canceledMessage(): string | undefined {
+    return undefined;
   }
 
   async listTasks(query: ListTasksQuery): Promise<Outcome<ListTasksPage>> {
@@ -170,23 +175,29 @@ export class TaskAgent<Env extends Cloudflare.Env = Cloudflare.Env> extends Agen
     return { proceed: true };
   }
 
-  async runTurn(taskId: string, origin: string): Promise<TurnOutcome | null> {
+  async runTurn(taskId: string, origin: string, round = 1): Promise<TurnStep | null> {
     this.#selfOrigin.learn(origin);
     const task = this.agentDb.tasks.get(taskId);
     if (!task || isTerminal(parseStateName(stateOf(task))!)) return null;
     // A re-driven Workflow runs this step again: the recorded outcome is the
     // answer, so a turn costs one model exchange however often it is re-driven.
     const recorded = this.agentDb.turns.get(taskId)?.outcomeJson;
-    if (recorded) return JSON.parse(recorded) as TurnOutcome;
+    if (recorded) return { kind: "done", outcome: JSON.parse(recorded) as TurnOutcome };
     this.agentDb.turns.progress(taskId);
     this.#running.add(taskId);
     try {
-      const outcome = await this.handleTurn({ task, text: requestText(task), origin: this.#selfOrigin.require() });
-      this.agentDb.turns.recordOutcome(taskId, outcome);
-      return outcome;
+      const step = await this.runRound({ task, text: requestText(task), origin: this.#selfOrigin.require() }, round);
+      if (step.kind === "done") this.agentDb.turns.recordOutcome(taskId, step.outcome);
+      else this.agentDb.turns.progress(taskId);
+      return step;
     } finally {
       this.#running.delete(taskId);
     }
+  }
+
+  /** One round of the turn; a single-inference agent answers in its first. */
+  protected async runRound(turn: TurnContext, _round: number): Promise<TurnStep> {
+    return { kind: "done", outcome: await this.handleTurn(turn) };
   }
 
   async finishTurn(taskId: string, outcome: TurnOutcome): Promise<{ saved: boolean; state: string }> {

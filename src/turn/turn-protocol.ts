@@ -18,6 +18,12 @@ export interface TurnOutcome {
   text: string;
 }
 
+/** One round of a turn: the end of it, or progress and another round to come. */
+export type TurnStep =
+  | { kind: "done"; outcome: TurnOutcome }
+  /** `text` is what a gatekeeper can show while the turn goes on ("round 2: 3 subtasks done"). */
+  | { kind: "continue"; text: string };
+
 export type TurnStart = { proceed: true } | { proceed: false; state: string };
 
 /**
@@ -28,8 +34,12 @@ export type TurnStart = { proceed: true } | { proceed: false; state: string };
 export interface TurnAgentRpc {
   /** Marks the task working unless it is terminal (canceled meanwhile). */
   turnStarted(taskId: string, origin: string): Promise<TurnStart>;
-  /** Runs the tenant's turn, or returns the outcome a previous run recorded. `null` when the task is terminal. */
-  runTurn(taskId: string, origin: string): Promise<TurnOutcome | null>;
+  /**
+   * Runs round `round` of the tenant's turn (one round for a single-inference
+   * agent), or returns what a previous run recorded. `null` when the task is
+   * terminal.
+   */
+  runTurn(taskId: string, origin: string, round: number): Promise<TurnStep | null>;
   /** The guarded terminal write; the verdict names the state the task ended in. */
   finishTurn(taskId: string, outcome: TurnOutcome): Promise<{ saved: boolean; state: string }>;
   /** The task as it is to be announced, and every push config it has. */

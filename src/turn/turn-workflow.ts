@@ -7,6 +7,10 @@ import type { TurnAgentRpc, TurnParams } from "./turn-protocol.js";
 const RUN_STEP: WorkflowStepConfig = { retries: { limit: 2, delay: "5 seconds", backoff: "exponential" }, timeout: "10 minutes" };
 /** A webhook that is down gets about an hour of exponential backoff before the instance errors. */
 const DELIVER_STEP: WorkflowStepConfig = { retries: { limit: 10, delay: "2 seconds", backoff: "exponential" }, timeout: "30 seconds" };
+/** A progress push is best effort: one attempt, and its failure is swallowed. */
+const PROGRESS_STEP: WorkflowStepConfig = { retries: { limit: 0, delay: "1 second" }, timeout: "30 seconds" };
+/** A guard against a turn that never ends; the agent's own round budget is far below it. */
+const MAX_ROUNDS = 64;
 const QUICK_STEP: WorkflowStepConfig = { retries: { limit: 5, delay: "1 second", backoff: "exponential" }, timeout: "30 seconds" };
 
 /**
@@ -29,12 +33,17 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string }>
 
     const started = await step.do("start", QUICK_STEP, () => agent().turnStarted(turn.taskId, turn.origin));
     let state = started.proceed ? "TASK_STATE_WORKING" : started.state;
-    if (started.proceed) {
-      const outcome = await step.do("run", RUN_STEP, () => agent().runTurn(turn.taskId, turn.origin));
-      if (outcome) {
+    for (let round = 1; started.proceed && round <= MAX_ROUNDS; round++) {
+      // Each round is its own step: a retry of round 3 never re-runs rounds 1 and 2.
+      const result = await step.do(round === 1 ? "run" : `run round ${round}`, RUN_STEP, () => agent().runTurn(turn.taskId, turn.origin, round));
+      if (!result) break;
+      if (result.kind === "done") {
+        const outcome = result.outcome;
         const verdict = await step.do("save", QUICK_STEP, () => agent().finishTurn(turn.taskId, outcome));
         state = verdict.state;
+        break;
       }
+      await step.do(`progress ${round}`, PROGRESS_STEP, () => this.#announceProgress(agent(), turn, result.text));
     }
 
     const delivery = await step.do("targets", QUICK_STEP, async () => {
@@ -62,5 +71,35 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string }>
     }
     await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId));
     return { state };
+  }
+
+  /** One `statusUpdate` to every push config, once each; a failure is logged, never thrown. */
+  async #announceProgress(agent: TurnAgentRpc, turn: TurnParams, text: string): Promise<{ sent: number }> {
+    let sent = 0;
+    try {
+      const found = await agent.deliveryOf(turn.taskId);
+      if (!found) return { sent };
+      const key = await loadSigningKey(this.env.A2A_SIGNING_KEY);
+      const statusUpdate = {
+        taskId: found.task.id,
+        contextId: found.task.contextId,
+        status: {
+          state: "TASK_STATE_WORKING",
+          message: { messageId: crypto.randomUUID(), role: "ROLE_AGENT", taskId: found.task.id, contextId: found.task.contextId, parts: [{ text }] },
+          timestamp: new Date().toISOString(),
+        },
+      };
+      for (const config of found.configs) {
+        try {
+          await deliverPush({ config, body: { statusUpdate }, key, origin: turn.origin });
+          sent++;
+        } catch (error) {
+          console.warn(`progress push for ${turn.taskId} failed (best effort)`, error);
+        }
+      }
+    } catch (error) {
+      console.warn(`progress for ${turn.taskId} could not be announced (best effort)`, error);
+    }
+    return { sent };
   }
 }

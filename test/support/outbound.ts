@@ -12,16 +12,24 @@ export interface CapturedPush {
 
 export interface ModelCall {
   model: string;
-  messages: Array<{ role: string; content: unknown }>;
+  messages: Array<{ role: string; content: unknown; tool_calls?: unknown }>;
+  /** Names of the tools offered in this call. */
+  tools: string[];
 }
 
 export interface Outbound {
-  /** Every request the code under test sent out, in order. */
-  requests: Request[];
+  /**
+   * Every request the code under test sent out, in order. Plain records, not
+   * Request objects: those belong to the Durable Object that made them and
+   * cannot be read from the spec while that object is still busy.
+   */
+  requests: Array<{ method: string; url: string }>;
   /** What the gatekeeper's JWKS endpoint currently serves. */
   jwks: { keys: unknown[] };
   /** Responses for specific URLs (pushes or anything else); a push URL answers 200 otherwise. */
   pushReplies: Map<string, () => Response>;
+  /** Web pages by URL (GET), for agents that read the web. */
+  pages: Map<string, () => Response | Promise<Response>>;
   /** Pushes the gatekeepers received (a 2xx answer), in order. */
   pushes: CapturedPush[];
   /** Chat-completion requests the model received. */
@@ -43,6 +51,24 @@ export function chatCompletion(text: string, model = "primary-model"): Response 
   });
 }
 
+/** A chat completion that calls one tool. */
+export function chatToolCall(name: string, args: unknown, model = "primary-model"): Response {
+  return Response.json({
+    id: `chatcmpl-${crypto.randomUUID()}`,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        message: { role: "assistant", content: null, tool_calls: [{ id: `call_${crypto.randomUUID().slice(0, 8)}`, type: "function", function: { name, arguments: JSON.stringify(args) } }] },
+        finish_reason: "tool_calls",
+      },
+    ],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  });
+}
+
 const lastUserText = (call: ModelCall) =>
   String([...call.messages].reverse().find((m) => m.role === "user")?.content ?? "");
 
@@ -56,6 +82,7 @@ export function interceptOutbound(): Outbound {
     requests: [],
     jwks: { keys: [gatekeeperKey.publicJwk] },
     pushReplies: new Map(),
+    pages: new Map(),
     pushes: [],
     modelCalls: [],
     model: (call) => chatCompletion(`echo: ${lastUserText(call)}`, call.model),
@@ -64,21 +91,23 @@ export function interceptOutbound(): Outbound {
   };
   const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const request = new Request(input as RequestInfo, init);
-    outbound.requests.push(request.clone());
+    outbound.requests.push({ method: request.method, url: request.url });
     if (request.url === GATEKEEPER_JWKS) {
       return new Response(JSON.stringify(outbound.jwks), { headers: { "Content-Type": "application/json" } });
     }
     const reply = outbound.pushReplies.get(request.url);
     if (request.url.startsWith(`${MODEL_BASE}/`)) {
-      const body = (await request.json()) as ModelCall;
-      const call = { model: body.model, messages: body.messages };
+      const body = (await request.json()) as { model: string; messages: ModelCall["messages"]; tools?: Array<{ function: { name: string } }> };
+      const call: ModelCall = { model: body.model, messages: body.messages, tools: (body.tools ?? []).map((t) => t.function.name) };
       outbound.modelCalls.push(call);
       return outbound.model(call);
     }
+    const page = outbound.pages.get(request.url);
+    if (request.method === "GET" && page) return page();
     const origin = new URL(request.url).origin;
     if (request.method === "POST" && (origin === GATEKEEPER || origin === OTHER_GATEKEEPER || origin === "http://127.0.0.1:9999")) {
       const response = reply ? reply() : new Response(null, { status: 200 });
-      if (response.ok) outbound.pushes.push({ url: request.url, headers: request.headers, body: await request.json() });
+      if (response.ok) outbound.pushes.push({ url: request.url, headers: new Headers(request.headers), body: await request.json() });
       return response;
     }
     if (reply) return reply();

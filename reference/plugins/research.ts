@@ -1,0 +1,68 @@
+import { generateWithFallback, type ModelConfig, type ModelEnv } from "@dynamicagents/core/agent";
+import { definePlugin } from "@dynamicagents/core/plugin";
+import type { Recipe } from "@dynamicagents/core/subagent";
+import { z } from "zod";
+
+const MAX_PAGE_CHARS = 12_000;
+
+const readPageParams = z.object({
+  url: z.url().describe("the page to read, on an allowlisted site"),
+  question: z.string().min(1).describe("what to look for on the page"),
+});
+
+export interface ResearchOptions {
+  allowlist: readonly string[];
+  models: ModelConfig;
+}
+
+/**
+ * `read_page`: fetch a page from an allowlisted origin, then have the model
+ * summarise what it says about the question. Two chunks, so a subagent
+ * evicted after the fetch does not fetch again.
+ */
+function readPageRecipe(options: ResearchOptions): Recipe<ModelEnv, z.infer<typeof readPageParams>> {
+  return async (ctx, params) => {
+    const page = await ctx.chunk("fetch", async () => {
+      const target = new URL(params.url);
+      if (!options.allowlist.includes(target.origin)) {
+        throw new Error(`${target.origin} is not on the research allowlist (${options.allowlist.join(", ") || "empty"})`);
+      }
+      const response = await fetch(target, { redirect: "manual", headers: { Accept: "text/html, text/plain" } });
+      if (!response.ok) throw new Error(`${target.href} answered HTTP ${response.status}`);
+      const text = (await response.text())
+        .replace(/<(script|style)[\s\S]*?<\/\1>/gi, " ")
+        .replace(/<[^>]+>/g, " ")
+        .replace(/\s+/g, " ")
+        .trim();
+      return { url: target.href, text: text.slice(0, MAX_PAGE_CHARS) };
+    });
+    await ctx.workspace.write(`pages/${encodeURIComponent(page.url)}.txt`, page.text);
+    const summary = await ctx.chunk("summarize", async () => {
+      const result = await generateWithFallback({
+        env: ctx.env,
+        config: options.models,
+        instructions: "Summarise what the page says about the question, in at most five sentences. Say so plainly if it says nothing about it.",
+        messages: [{ role: "user", content: `Question: ${params.question}\n\nPage ${page.url}:\n${page.text}` }],
+      });
+      if (!result.ok) throw new Error(result.message);
+      return result.text;
+    });
+    return { url: page.url, summary };
+  };
+}
+
+/** Research by delegation: the researcher reads pages through subagents, several at once. */
+export const researchPlugin = (options: ResearchOptions) =>
+  definePlugin({
+    key: "research",
+    capability: `You can have pages read and summarised by delegating read_page subtasks (sites: ${options.allowlist.join(", ") || "none"}).`,
+    subtaskTypes: [
+      {
+        key: "read_page",
+        description: "Read one web page on an allowlisted site and summarise what it says about a question.",
+        params: readPageParams,
+        recipeVersion: 1,
+        recipe: readPageRecipe(options),
+      },
+    ],
+  });

@@ -1,0 +1,111 @@
+import { and, asc, eq, inArray, lt } from "drizzle-orm";
+import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { rounds, subtasks } from "./schema.js";
+
+export type SubtaskRow = typeof subtasks.$inferSelect;
+export type SubtaskStatus = "pending" | "running" | "done" | "failed" | "canceled";
+
+export type RoundDecision = { kind: "delegate"; count: number } | { kind: "answer"; text: string };
+
+export interface NewSubtask {
+  id: string;
+  type: string;
+  params: unknown;
+  fingerprint: string;
+}
+
+/** The rounds and subtasks of this caller's delegating turns. */
+export class SubtaskStore {
+  constructor(
+    private readonly db: DrizzleSqliteDODatabase,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  decision(taskId: string, round: number): RoundDecision | undefined {
+    const row = this.db.select().from(rounds).where(and(eq(rounds.taskId, taskId), eq(rounds.round, round))).get();
+    return row ? (JSON.parse(row.decisionJson) as RoundDecision) : undefined;
+  }
+
+  /** Records an answer as the round's decision (first writer wins). */
+  decideAnswer(taskId: string, round: number, text: string): RoundDecision {
+    this.db
+      .insert(rounds)
+      .values({ taskId, round, decisionJson: JSON.stringify({ kind: "answer", text }), createdAt: this.now() })
+      .onConflictDoNothing()
+      .run();
+    return this.decision(taskId, round)!;
+  }
+
+  /**
+   * Records a delegation and its subtasks together, before any of them runs.
+   * A second delegation in the same round adds to it (the model may delegate
+   * in more than one call).
+   */
+  delegate(taskId: string, round: number, created: NewSubtask[]): void {
+    const at = this.now();
+    const existing = this.decision(taskId, round);
+    const count = (existing?.kind === "delegate" ? existing.count : 0) + created.length;
+    this.db.transaction((tx) => {
+      tx.insert(rounds)
+        .values({ taskId, round, decisionJson: JSON.stringify({ kind: "delegate", count }), createdAt: at })
+        .onConflictDoUpdate({ target: [rounds.taskId, rounds.round], set: { decisionJson: JSON.stringify({ kind: "delegate", count }) } })
+        .run();
+      for (const subtask of created) {
+        tx.insert(subtasks)
+          .values({
+            id: subtask.id,
+            taskId,
+            round,
+            type: subtask.type,
+            paramsJson: JSON.stringify(subtask.params),
+            fingerprint: subtask.fingerprint,
+            status: "pending",
+            createdAt: at,
+            updatedAt: at,
+          })
+          .run();
+      }
+    });
+  }
+
+  ofRound(taskId: string, round: number): SubtaskRow[] {
+    return this.db
+      .select()
+      .from(subtasks)
+      .where(and(eq(subtasks.taskId, taskId), eq(subtasks.round, round)))
+      .orderBy(asc(subtasks.createdAt), asc(subtasks.id))
+      .all();
+  }
+
+  /** Finished subtasks of the rounds before `round`: what the next round is told. */
+  before(taskId: string, round: number): SubtaskRow[] {
+    return this.db
+      .select()
+      .from(subtasks)
+      .where(and(eq(subtasks.taskId, taskId), lt(subtasks.round, round)))
+      .orderBy(asc(subtasks.round), asc(subtasks.createdAt), asc(subtasks.id))
+      .all();
+  }
+
+  /** Subtasks of a task that have not finished. */
+  unfinished(taskId: string): SubtaskRow[] {
+    return this.db
+      .select()
+      .from(subtasks)
+      .where(and(eq(subtasks.taskId, taskId), inArray(subtasks.status, ["pending", "running"])))
+      .all();
+  }
+
+  mark(id: string, status: SubtaskStatus, outcome: { result?: unknown; error?: string } = {}): void {
+    this.db
+      .update(subtasks)
+      .set({
+        status,
+        resultJson: outcome.result === undefined ? undefined : JSON.stringify(outcome.result),
+        error: outcome.error,
+        updatedAt: this.now(),
+      })
+      .where(eq(subtasks.id, id))
+      .run();
+  }
+}

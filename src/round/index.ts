@@ -1,0 +1,3 @@
+export { runBounded } from "./bounded.js";
+export { validateRoundPolicy, type RoundPolicy } from "./policy.js";
+export { RoundAgentBase, type SubagentClass } from "./round-agent.js";

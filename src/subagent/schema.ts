@@ -1,0 +1,26 @@
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/** The one subtask this subagent runs (a subagent is named after its subtask). */
+export const recipeRun = sqliteTable("recipe_run", {
+  id: integer("id").primaryKey(),
+  fingerprint: text("fingerprint").notNull(),
+  /** running | done | failed | canceled */
+  status: text("status").notNull(),
+  resultJson: text("result_json"),
+  error: text("error"),
+  cancelRequested: integer("cancel_requested").notNull().default(0),
+});
+
+/** Finished chunks of the recipe: a resumed run takes their results instead of running them again. */
+export const recipeChunks = sqliteTable("recipe_chunks", {
+  name: text("name").primaryKey(),
+  resultJson: text("result_json").notNull(),
+  finishedAt: integer("finished_at").notNull(),
+});
+
+// Idempotent, run at every start of the facet: a subagent's database is its own
+// and holds only these two tables, so no migration journal is needed.
+export const SUBAGENT_DDL = [
+  `CREATE TABLE IF NOT EXISTS recipe_run (id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, status TEXT NOT NULL, result_json TEXT, error TEXT, cancel_requested INTEGER NOT NULL DEFAULT 0)`,
+  `CREATE TABLE IF NOT EXISTS recipe_chunks (name TEXT PRIMARY KEY, result_json TEXT NOT NULL, finished_at INTEGER NOT NULL)`,
+];

@@ -1,0 +1,232 @@
+import { env } from "cloudflare:workers";
+import { introspectWorkflow, runInDurableObject, type WorkflowIntrospector } from "cloudflare:test";
+import type { SubtaskRow } from "@dynamicagents/core/db";
+import { validateRoundPolicy } from "@dynamicagents/core/round";
+import type { TurnAgentRpc } from "@dynamicagents/core/turn";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ResearchSubagent } from "../reference/agents.js";
+import { researchPolicy } from "../reference/research-policy.js";
+import { ORIGIN } from "./support/constants.js";
+import { chatCompletion, chatToolCall, eventually, interceptOutbound, type ModelCall, type Outbound } from "./support/outbound.js";
+import { call, sendParams } from "./support/rpc.js";
+
+const PAGE = (n: number) => `https://developers.cloudflare.com/page-${n}`;
+const researcher = (key: string) => env.RESEARCHER.get(env.RESEARCHER.idFromName(JSON.stringify(["researcher", key])));
+const newCaller = () => ({ tenant: "researcher", identity: { key: `caller-${crypto.randomUUID()}` } });
+
+let workflows: WorkflowIntrospector;
+let outbound: Outbound;
+
+beforeEach(async () => {
+  workflows = await introspectWorkflow(env.TURN_WORKFLOW);
+  await workflows.modifyAll(async (m) => {
+    await m.disableSleeps();
+    await m.disableRetryDelays();
+  });
+  outbound = interceptOutbound();
+  for (let n = 1; n <= 40; n++) outbound.pages.set(PAGE(n), () => new Response(`<html><body><p>Page ${n} says ${n * 7}.</p></body></html>`));
+});
+
+afterEach(async () => {
+  outbound.restore();
+  await workflows.dispose();
+});
+
+/** Model calls of the round loop (summaries in subagents are told apart by their instructions). */
+const isSummary = (c: ModelCall) => String(c.messages[0]?.content ?? "").startsWith("Summarise what the page says");
+const roundCalls = () => outbound.modelCalls.filter((c) => !isSummary(c));
+const summaryCalls = () => outbound.modelCalls.filter(isSummary);
+const pageFetches = () => outbound.requests.filter((r) => r.method === "GET" && r.url.startsWith("https://developers.cloudflare.com/"));
+const systemPrompt = (c: ModelCall) => String(c.messages.find((m) => m.role === "system")?.content ?? "");
+const delegateOf = (...pages: number[]) => ({ subtasks: pages.map((n) => ({ type: "read_page", params: { url: PAGE(n), question: "what does it say?" } })) });
+
+/**
+ * A scripted researcher model: round `r`'s reply comes from `rounds[r-1]`
+ * (by how many "Results of the subtasks" blocks the prompt carries);
+ * summaries echo the page.
+ */
+function scriptRounds(rounds: Array<(c: ModelCall) => Response>) {
+  outbound.model = (c) => {
+    if (isSummary(c)) return chatCompletion(`summary of ${String(c.messages.at(-1)?.content).match(/Page \d+ says \d+/)?.[0] ?? "?"}`, c.model);
+    const results = c.messages.filter((m) => String(m.content ?? "").startsWith("Results of the subtasks")).length;
+    const roundIndex = Math.min(results, rounds.length - 1);
+    return rounds[roundIndex]!(c);
+  };
+}
+
+async function finished() {
+  const instances = await eventually(() => workflows.get(), (found) => found.length > 0, "the turn's Workflow");
+  await instances[0]!.waitForStatus("complete");
+  return outbound.pushes.filter((p) => p.body.task).map((p) => p.body.task);
+}
+
+const subtasksOf = (key: string) =>
+  runInDurableObject(researcher(key), (instance) => (instance as unknown as { agentDb: { db: unknown } }).agentDb.db).then(() =>
+    runInDurableObject(researcher(key), (_i, state) => state.storage.sql.exec("SELECT id, round, type, status, error FROM subtasks ORDER BY created_at").toArray() as unknown as SubtaskRow[]),
+  );
+
+describe("the round policy", () => {
+  it("has no defaults: a missing string is a start-up error naming it", () => {
+    expect(() => validateRoundPolicy({ ...researchPolicy, roundContract: "" })).toThrow(/roundPolicy\(\) is missing roundContract/);
+    expect(() => validateRoundPolicy({ ...researchPolicy, messages: { ...researchPolicy.messages, canceled: " " } })).toThrow(/messages\.canceled/);
+    expect(() => validateRoundPolicy(undefined)).toThrow(/roundContract, budgetExhaustedNote, messages\.failure/);
+  });
+});
+
+describe("the round loop", () => {
+  it("answers in round 1 without delegating", async () => {
+    scriptRounds([(c) => chatCompletion("42, from memory", c.model)]);
+    const caller = newCaller();
+    await call("SendMessage", sendParams("what is six times seven?"), { mint: caller });
+    const [task] = await finished();
+    expect(task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(task.artifacts[0].parts[0].text).toBe("42, from memory");
+    expect(roundCalls()).toHaveLength(1);
+    expect(roundCalls()[0]!.tools).toContain("delegate");
+    expect(systemPrompt(roundCalls()[0]!)).toContain(researchPolicy.roundContract);
+    expect(await subtasksOf(caller.identity.key)).toEqual([]);
+  });
+
+  it("runs three subtasks of one round at once, then answers from their results", async () => {
+    // A barrier only all three can pass: run one at a time, and none ever does.
+    let arrived = 0;
+    let open!: () => void;
+    const barrier = new Promise<void>((resolve) => (open = resolve));
+    for (const n of [1, 2, 3]) {
+      outbound.pages.set(PAGE(n), async () => {
+        if (++arrived === 3) open();
+        await barrier;
+        return new Response(`<p>Page ${n} says ${n * 7}.</p>`);
+      });
+    }
+    scriptRounds([(c) => chatToolCall("delegate", delegateOf(1, 2, 3), c.model), (c) => chatCompletion("pages say 7, 14 and 21", c.model)]);
+    const caller = newCaller();
+    await call("SendMessage", sendParams("what do pages 1-3 say?"), { mint: caller });
+    const tasks = await finished();
+    expect(tasks.at(-1).status.state).toBe("TASK_STATE_COMPLETED");
+    expect(tasks.at(-1).artifacts[0].parts[0].text).toBe("pages say 7, 14 and 21");
+    expect(arrived).toBe(3);
+    const rows = await subtasksOf(caller.identity.key);
+    expect(rows.map((r) => [r.round, r.status])).toEqual([
+      [1, "done"],
+      [1, "done"],
+      [1, "done"],
+    ]);
+    // Round 2 was shown every result.
+    const second = roundCalls()[1]!;
+    for (const n of [7, 14, 21]) expect(JSON.stringify(second.messages)).toContain(`says ${n}`);
+    // One progress push for the round that delegated.
+    const progress = outbound.pushes.filter((p) => p.body.statusUpdate);
+    expect(progress).toHaveLength(1);
+    expect(progress[0]!.body.statusUpdate.status.message.parts[0].text).toBe("working: round 1, 3 subtasks (3 done)");
+  });
+
+  it("appends the policy's note in the last round, offers no delegation there, and answers", async () => {
+    let round = 0;
+    outbound.model = (c) => {
+      if (isSummary(c)) return chatCompletion("a summary", c.model);
+      round++;
+      return c.tools.includes("delegate") ? chatToolCall("delegate", delegateOf(round), c.model) : chatCompletion("final answer under budget", c.model);
+    };
+    await call("SendMessage", sendParams("dig forever"), { mint: newCaller() });
+    const tasks = await finished();
+    expect(tasks.at(-1).artifacts[0].parts[0].text).toBe("final answer under budget");
+    const calls = roundCalls();
+    expect(calls).toHaveLength(3);
+    expect(calls[2]!.tools).not.toContain("delegate");
+    expect(systemPrompt(calls[2]!)).toContain(researchPolicy.budgetExhaustedNote);
+    expect(systemPrompt(calls[1]!)).not.toContain(researchPolicy.budgetExhaustedNote);
+  });
+
+  it("answers with the policy's message when the last round writes nothing", async () => {
+    outbound.model = (c) => (isSummary(c) ? chatCompletion("s", c.model) : c.tools.includes("delegate") ? chatToolCall("delegate", delegateOf(9), c.model) : chatCompletion("", c.model));
+    await call("SendMessage", sendParams("say nothing"), { mint: newCaller() });
+    const tasks = await finished();
+    expect(tasks.at(-1).artifacts[0].parts[0].text).toBe(researchPolicy.messages.budgetExhausted);
+  });
+
+  it("reports an invalid delegation back to the model instead of throwing, and records nothing", async () => {
+    let sawError = "";
+    outbound.model = (c) => {
+      const toolResult = c.messages.find((m) => m.role === "tool");
+      if (!toolResult) return chatToolCall("delegate", { subtasks: [{ type: "read_page", params: { url: "not a url" } }, { type: "no_such_type", params: {} }] }, c.model);
+      sawError = String(toolResult.content);
+      return chatCompletion("I will answer without reading", c.model);
+    };
+    const caller = newCaller();
+    await call("SendMessage", sendParams("read a bad page"), { mint: caller });
+    const tasks = await finished();
+    expect(tasks.at(-1).artifacts[0].parts[0].text).toBe("I will answer without reading");
+    expect(sawError).toContain("Nothing was delegated");
+    expect(sawError).toContain("subtasks[0] (read_page): url");
+    expect(sawError).toContain('unknown type \\"no_such_type\\"');
+    expect(await subtasksOf(caller.identity.key)).toEqual([]);
+  });
+});
+
+describe("durable subtasks", () => {
+  /** Holds the turn's Workflow at its first step, so the spec drives the rounds itself. */
+  async function heldTurn(text: string) {
+    await workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("the spec drives this turn")));
+    const caller = newCaller();
+    const task = (await call("SendMessage", sendParams(text), { mint: caller })).body.result.task;
+    const agent = researcher(caller.identity.key) as unknown as TurnAgentRpc & DurableObjectStub;
+    expect(await agent.turnStarted(task.id, ORIGIN)).toEqual({ proceed: true });
+    return { caller, task, agent };
+  }
+
+  it("does not re-run finished subtasks when a round step is retried", async () => {
+    scriptRounds([(c) => chatToolCall("delegate", delegateOf(4, 5), c.model), (c) => chatCompletion("done", c.model)]);
+    const { task, agent } = await heldTurn("two pages");
+    const first = await agent.runTurn(task.id, ORIGIN, 1);
+    expect(first).toEqual({ kind: "continue", text: "working: round 1, 2 subtasks (2 done)" });
+    const counts = { rounds: roundCalls().length, summaries: summaryCalls().length, fetches: pageFetches().length };
+    expect(counts).toEqual({ rounds: 1, summaries: 2, fetches: 2 });
+    // The Workflow retries the step (say the reply to it was lost): nothing runs again.
+    expect(await agent.runTurn(task.id, ORIGIN, 1)).toEqual(first);
+    expect({ rounds: roundCalls().length, summaries: summaryCalls().length, fetches: pageFetches().length }).toEqual(counts);
+    expect(await agent.runTurn(task.id, ORIGIN, 2)).toEqual({ kind: "done", outcome: { state: "TASK_STATE_COMPLETED", text: "done" } });
+  });
+
+  it("refuses loudly to resume a subagent under another fingerprint", async () => {
+    scriptRounds([(c) => chatToolCall("delegate", delegateOf(10), c.model), (c) => chatCompletion("done", c.model)]);
+    const { caller, task, agent } = await heldTurn("one page");
+    await agent.runTurn(task.id, ORIGIN, 1);
+    // Someone changed the subtask under the subagent's feet.
+    await runInDurableObject(researcher(caller.identity.key), (_i, state) => state.storage.sql.exec("UPDATE subtasks SET fingerprint = 'changed', status = 'pending'"));
+    const fetches = pageFetches().length;
+    await agent.runTurn(task.id, ORIGIN, 1);
+    const [row] = await subtasksOf(caller.identity.key);
+    expect(row).toMatchObject({ status: "failed", error: expect.stringMatching(/refuses to resume/) });
+    expect(pageFetches()).toHaveLength(fetches);
+  });
+
+  it("cancel mid-round stops the subagents at their next chunk and ends canceled", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let fetched = 0;
+    let reached!: () => void;
+    const fetching = new Promise<void>((resolve) => (reached = resolve));
+    for (const n of [7, 8]) {
+      outbound.pages.set(PAGE(n), async () => {
+        if (++fetched === 2) reached();
+        await gate;
+        return new Response(`<p>Page ${n}</p>`);
+      });
+    }
+    scriptRounds([(c) => chatToolCall("delegate", delegateOf(7, 8), c.model), (c) => chatCompletion("too late", c.model)]);
+    const caller = newCaller();
+    const task = (await call("SendMessage", sendParams("slow pages"), { mint: caller })).body.result.task;
+    await fetching;
+    const canceled = await call("CancelTask", { id: task.id }, { mint: caller });
+    expect(canceled.body.result.status).toMatchObject({ state: "TASK_STATE_CANCELED", message: { parts: [{ text: researchPolicy.messages.canceled }] } });
+    release();
+    const tasks = await finished();
+    expect(tasks).toHaveLength(1);
+    expect(tasks[0].status.state).toBe("TASK_STATE_CANCELED");
+    // The fetch chunks finished, the summaries after them never started, and no round came after.
+    expect(summaryCalls()).toHaveLength(0);
+    expect(roundCalls()).toHaveLength(1);
+    expect((await subtasksOf(caller.identity.key)).map((r) => r.status)).toEqual(["canceled", "canceled"]);
+  });
+});
