@@ -1,42 +1,29 @@
 import { env } from "cloudflare:workers";
-import { introspectWorkflow, runInDurableObject, type WorkflowIntrospector } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import type { SubtaskRow } from "@dynamicagents/core/db";
 import { validateRoundPolicy } from "@dynamicagents/core/round";
 import type { TurnAgentRpc } from "@dynamicagents/core/turn";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ResearchSubagent } from "../reference/agents.js";
 import { researchPolicy } from "../reference/research-policy.js";
 import { ORIGIN } from "./support/constants.js";
-import { chatCompletion, chatToolCall, eventually, interceptOutbound, type ModelCall, type Outbound } from "./support/outbound.js";
+import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
+import { useTurnHarness } from "./support/turn-harness.js";
 import { call, sendParams } from "./support/rpc.js";
 
 const PAGE = (n: number) => `https://developers.cloudflare.com/page-${n}`;
 const researcher = (key: string) => env.RESEARCHER.get(env.RESEARCHER.idFromName(JSON.stringify(["researcher", key])));
 const newCaller = () => ({ tenant: "researcher", identity: { key: `caller-${crypto.randomUUID()}` } });
 
-let workflows: WorkflowIntrospector;
-let outbound: Outbound;
-
-beforeEach(async () => {
-  workflows = await introspectWorkflow(env.TURN_WORKFLOW);
-  await workflows.modifyAll(async (m) => {
-    await m.disableSleeps();
-    await m.disableRetryDelays();
-  });
-  outbound = interceptOutbound();
+const harness = useTurnHarness(({ outbound }) => {
   for (let n = 1; n <= 40; n++) outbound.pages.set(PAGE(n), () => new Response(`<html><body><p>Page ${n} says ${n * 7}.</p></body></html>`));
-});
-
-afterEach(async () => {
-  outbound.restore();
-  await workflows.dispose();
 });
 
 /** Model calls of the round loop (summaries in subagents are told apart by their instructions). */
 const isSummary = (c: ModelCall) => String(c.messages[0]?.content ?? "").startsWith("Summarise what the page says");
-const roundCalls = () => outbound.modelCalls.filter((c) => !isSummary(c));
-const summaryCalls = () => outbound.modelCalls.filter(isSummary);
-const pageFetches = () => outbound.requests.filter((r) => r.method === "GET" && r.url.startsWith("https://developers.cloudflare.com/"));
+const roundCalls = () => harness.outbound.modelCalls.filter((c) => !isSummary(c));
+const summaryCalls = () => harness.outbound.modelCalls.filter(isSummary);
+const pageFetches = () => harness.outbound.requests.filter((r) => r.method === "GET" && r.url.startsWith("https://developers.cloudflare.com/"));
 const systemPrompt = (c: ModelCall) => String(c.messages.find((m) => m.role === "system")?.content ?? "");
 const delegateOf = (...pages: number[]) => ({ subtasks: pages.map((n) => ({ type: "read_page", params: { url: PAGE(n), question: "what does it say?" } })) });
 
@@ -46,7 +33,7 @@ const delegateOf = (...pages: number[]) => ({ subtasks: pages.map((n) => ({ type
  * summaries echo the page.
  */
 function scriptRounds(rounds: Array<(c: ModelCall) => Response>) {
-  outbound.model = (c) => {
+  harness.outbound.model = (c) => {
     if (isSummary(c)) return chatCompletion(`summary of ${String(c.messages.at(-1)?.content).match(/Page \d+ says \d+/)?.[0] ?? "?"}`, c.model);
     const results = c.messages.filter((m) => String(m.content ?? "").startsWith("Results of the subtasks")).length;
     const roundIndex = Math.min(results, rounds.length - 1);
@@ -55,9 +42,9 @@ function scriptRounds(rounds: Array<(c: ModelCall) => Response>) {
 }
 
 async function finished() {
-  const instances = await eventually(() => workflows.get(), (found) => found.length > 0, "the turn's Workflow");
+  const instances = await eventually(() => harness.workflows.get(), (found) => found.length > 0, "the turn's Workflow");
   await instances[0]!.waitForStatus("complete");
-  return outbound.pushes.filter((p) => p.body.task).map((p) => p.body.task);
+  return harness.outbound.pushes.filter((p) => p.body.task).map((p) => p.body.task);
 }
 
 const subtasksOf = (key: string) =>
@@ -93,7 +80,7 @@ describe("the round loop", () => {
     let open!: () => void;
     const barrier = new Promise<void>((resolve) => (open = resolve));
     for (const n of [1, 2, 3]) {
-      outbound.pages.set(PAGE(n), async () => {
+      harness.outbound.pages.set(PAGE(n), async () => {
         if (++arrived === 3) open();
         await barrier;
         return new Response(`<p>Page ${n} says ${n * 7}.</p>`);
@@ -116,14 +103,14 @@ describe("the round loop", () => {
     const second = roundCalls()[1]!;
     for (const n of [7, 14, 21]) expect(JSON.stringify(second.messages)).toContain(`says ${n}`);
     // One progress push for the round that delegated.
-    const progress = outbound.pushes.filter((p) => p.body.statusUpdate);
+    const progress = harness.outbound.pushes.filter((p) => p.body.statusUpdate);
     expect(progress).toHaveLength(1);
     expect(progress[0]!.body.statusUpdate.status.message.parts[0].text).toBe("working: round 1, 3 subtasks (3 done)");
   });
 
   it("appends the policy's note in the last round, offers no delegation there, and answers", async () => {
     let round = 0;
-    outbound.model = (c) => {
+    harness.outbound.model = (c) => {
       if (isSummary(c)) return chatCompletion("a summary", c.model);
       round++;
       return c.tools.includes("delegate") ? chatToolCall("delegate", delegateOf(round), c.model) : chatCompletion("final answer under budget", c.model);
@@ -139,7 +126,7 @@ describe("the round loop", () => {
   });
 
   it("answers with the policy's message when the last round writes nothing", async () => {
-    outbound.model = (c) => (isSummary(c) ? chatCompletion("s", c.model) : c.tools.includes("delegate") ? chatToolCall("delegate", delegateOf(9), c.model) : chatCompletion("", c.model));
+    harness.outbound.model = (c) => (isSummary(c) ? chatCompletion("s", c.model) : c.tools.includes("delegate") ? chatToolCall("delegate", delegateOf(9), c.model) : chatCompletion("", c.model));
     await call("SendMessage", sendParams("say nothing"), { mint: newCaller() });
     const tasks = await finished();
     expect(tasks.at(-1).artifacts[0].parts[0].text).toBe(researchPolicy.messages.budgetExhausted);
@@ -147,7 +134,7 @@ describe("the round loop", () => {
 
   it("reports an invalid delegation back to the model instead of throwing, and records nothing", async () => {
     let sawError = "";
-    outbound.model = (c) => {
+    harness.outbound.model = (c) => {
       const toolResult = c.messages.find((m) => m.role === "tool");
       if (!toolResult) return chatToolCall("delegate", { subtasks: [{ type: "read_page", params: { url: "not a url" } }, { type: "no_such_type", params: {} }] }, c.model);
       sawError = String(toolResult.content);
@@ -167,7 +154,7 @@ describe("the round loop", () => {
 describe("durable subtasks", () => {
   /** Holds the turn's Workflow at its first step, so the spec drives the rounds itself. */
   async function heldTurn(text: string) {
-    await workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("the spec drives this turn")));
+    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("the spec drives this turn")));
     const caller = newCaller();
     const task = (await call("SendMessage", sendParams(text), { mint: caller })).body.result.task;
     const agent = researcher(caller.identity.key) as unknown as TurnAgentRpc & DurableObjectStub;
@@ -208,7 +195,7 @@ describe("durable subtasks", () => {
     let reached!: () => void;
     const fetching = new Promise<void>((resolve) => (reached = resolve));
     for (const n of [7, 8]) {
-      outbound.pages.set(PAGE(n), async () => {
+      harness.outbound.pages.set(PAGE(n), async () => {
         if (++fetched === 2) reached();
         await gate;
         return new Response(`<p>Page ${n}</p>`);

@@ -1,9 +1,10 @@
 import { env } from "cloudflare:workers";
-import { evictDurableObject, introspectWorkflow, runDurableObjectAlarm, type WorkflowIntrospector } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
 import { createLocalJWKSet, jwtVerify } from "jose";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ORIGIN, PUSH_URL } from "./support/constants.js";
-import { chatCompletion, eventually, interceptOutbound, type Outbound } from "./support/outbound.js";
+import { chatCompletion, eventually } from "./support/outbound.js";
+import { useTurnHarness } from "./support/turn-harness.js";
 import { call, referenceWorker, sendParams } from "./support/rpc.js";
 import { turnInstanceId, type TurnAgentRpc } from "@dynamicagents/core/turn";
 
@@ -13,27 +14,11 @@ const agentOf = (key: string, tenant = "assistant") =>
     (tenant === "assistant" ? env.ASSISTANT : env.RESEARCHER).idFromName(JSON.stringify([tenant, key])),
   );
 
-let workflows: WorkflowIntrospector;
-let outbound: Outbound;
-
-beforeEach(async () => {
-  workflows = await introspectWorkflow(env.TURN_WORKFLOW);
-  // Backoff is real time in production; here it would only slow the suite.
-  await workflows.modifyAll(async (m) => {
-    await m.disableSleeps();
-    await m.disableRetryDelays();
-  });
-  outbound = interceptOutbound();
-});
-
-afterEach(async () => {
-  outbound.restore();
-  await workflows.dispose();
-});
+const harness = useTurnHarness();
 
 /** The one Workflow instance this spec started (created right after the accept, not before it). */
 async function onlyInstance() {
-  const instances = await eventually(() => workflows.get(), (found) => found.length > 0, "the turn's Workflow instance");
+  const instances = await eventually(() => harness.workflows.get(), (found) => found.length > 0, "the turn's Workflow instance");
   expect(instances).toHaveLength(1);
   return instances[0]!;
 }
@@ -44,7 +29,7 @@ function heldModel() {
   const gate = new Promise<void>((resolve) => (release = resolve));
   let entered!: () => void;
   const started = new Promise<void>((resolve) => (entered = resolve));
-  outbound.model = async (c) => {
+  harness.outbound.model = async (c) => {
     entered();
     await gate;
     return chatCompletion(`late answer to ${c.model}`, c.model);
@@ -58,8 +43,8 @@ describe("accept, then notify", () => {
     expect(accepted.body.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
     await (await onlyInstance()).waitForStatus("complete");
 
-    expect(outbound.pushes).toHaveLength(1);
-    const push = outbound.pushes[0]!;
+    expect(harness.outbound.pushes).toHaveLength(1);
+    const push = harness.outbound.pushes[0]!;
     expect(push.url).toBe(PUSH_URL);
     expect(push.headers.get("Content-Type")).toBe("application/a2a+json");
     expect(push.headers.get("x-a2a-notification-token")).toBe("notify-secret");
@@ -76,7 +61,7 @@ describe("accept, then notify", () => {
     });
     expect(protectedHeader).toMatchObject({ kid: "a2a-test", jku: `${ORIGIN}/.well-known/jwks.json` });
     expect(payload.exp! - payload.iat!).toBeLessThanOrEqual(300);
-    expect(outbound.modelCalls).toHaveLength(1);
+    expect(harness.outbound.modelCalls).toHaveLength(1);
   });
 
   it("starts one Workflow, makes one model call and sends one push for a messageId sent five times at once", async () => {
@@ -84,38 +69,38 @@ describe("accept, then notify", () => {
     const replies = await Promise.all(Array.from({ length: 5 }, () => call("SendMessage", sendParams("once", "dup-1"), { mint: caller })));
     expect(new Set(replies.map((r) => r.body.result.task.id)).size).toBe(1);
     await (await onlyInstance()).waitForStatus("complete");
-    expect(outbound.pushes).toHaveLength(1);
-    expect(outbound.modelCalls).toHaveLength(1);
+    expect(harness.outbound.pushes).toHaveLength(1);
+    expect(harness.outbound.modelCalls).toHaveLength(1);
     // A retry after the turn finished still starts nothing.
     const late = await call("SendMessage", sendParams("once", "dup-1"), { mint: caller });
     expect(late.body.result.task.status.state).toBe("TASK_STATE_COMPLETED");
-    expect(await workflows.get()).toHaveLength(1);
+    expect(await harness.workflows.get()).toHaveLength(1);
   });
 
   it("retries a webhook answering 503 twice, without calling the model again", async () => {
     let answers = 0;
-    outbound.pushReplies.set(PUSH_URL, () => new Response(null, { status: ++answers <= 2 ? 503 : 200 }));
+    harness.outbound.pushReplies.set(PUSH_URL, () => new Response(null, { status: ++answers <= 2 ? 503 : 200 }));
     await call("SendMessage", sendParams("flaky webhook"), { mint: newCaller() });
     await (await onlyInstance()).waitForStatus("complete");
     expect(answers).toBe(3);
-    expect(outbound.pushes).toHaveLength(1);
-    expect(outbound.pushes[0]!.body.task.status.state).toBe("TASK_STATE_COMPLETED");
-    expect(outbound.modelCalls).toHaveLength(1);
+    expect(harness.outbound.pushes).toHaveLength(1);
+    expect(harness.outbound.pushes[0]!.body.task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(harness.outbound.modelCalls).toHaveLength(1);
   });
 
   it("falls back to the fallback model when the primary fails", async () => {
-    outbound.model = (c) => (c.model === "primary-model" ? new Response("overloaded", { status: 500 }) : chatCompletion("from the fallback", c.model));
+    harness.outbound.model = (c) => (c.model === "primary-model" ? new Response("overloaded", { status: 500 }) : chatCompletion("from the fallback", c.model));
     await call("SendMessage", sendParams("hi"), { mint: newCaller() });
     await (await onlyInstance()).waitForStatus("complete");
-    expect(outbound.modelCalls.map((c) => c.model)).toEqual(["primary-model", "fallback-model"]);
-    expect(outbound.pushes[0]!.body.task.artifacts[0].parts[0].text).toBe("from the fallback");
+    expect(harness.outbound.modelCalls.map((c) => c.model)).toEqual(["primary-model", "fallback-model"]);
+    expect(harness.outbound.pushes[0]!.body.task.artifacts[0].parts[0].text).toBe("from the fallback");
   });
 
   it("ends failed with a readable message when both models fail", async () => {
-    outbound.model = () => new Response("down", { status: 500 });
+    harness.outbound.model = () => new Response("down", { status: 500 });
     await call("SendMessage", sendParams("hi"), { mint: newCaller() });
     await (await onlyInstance()).waitForStatus("complete");
-    const task = outbound.pushes[0]!.body.task;
+    const task = harness.outbound.pushes[0]!.body.task;
     expect(task.status.state).toBe("TASK_STATE_FAILED");
     const text: string = task.status.message.parts[0].text;
     expect(text).toMatch(/^Sorry, I could not get an answer/);
@@ -131,8 +116,8 @@ describe("accept, then notify", () => {
     expect(canceled.body.result.status.state).toBe("TASK_STATE_CANCELED");
     held.release();
     await (await onlyInstance()).waitForStatus("complete");
-    expect(outbound.pushes).toHaveLength(1);
-    expect(outbound.pushes[0]!.body.task.status.state).toBe("TASK_STATE_CANCELED");
+    expect(harness.outbound.pushes).toHaveLength(1);
+    expect(harness.outbound.pushes[0]!.body.task.status.state).toBe("TASK_STATE_CANCELED");
     expect((await call("GetTask", { id: task.id }, { mint: caller })).body.result.status.state).toBe("TASK_STATE_CANCELED");
   });
 
@@ -145,18 +130,18 @@ describe("accept, then notify", () => {
     const second = (await call("SendMessage", sendParams("second"), { mint: caller })).body.result.task;
     await call("CancelTask", { id: second.id }, { mint: caller });
     held.release();
-    const both = await eventually(() => workflows.get(), (found) => found.length === 2, "both Workflow instances");
+    const both = await eventually(() => harness.workflows.get(), (found) => found.length === 2, "both Workflow instances");
     for (const instance of both) await instance.waitForStatus("complete");
-    const states = Object.fromEntries(outbound.pushes.map((p) => [p.body.task.id, p.body.task.status.state]));
+    const states = Object.fromEntries(harness.outbound.pushes.map((p) => [p.body.task.id, p.body.task.status.state]));
     expect(states).toEqual({ [first.id]: "TASK_STATE_COMPLETED", [second.id]: "TASK_STATE_CANCELED" });
-    expect(outbound.modelCalls.map((c) => c.messages.at(-1)?.content)).toEqual(["first"]);
+    expect(harness.outbound.modelCalls.map((c) => c.messages.at(-1)?.content)).toEqual(["first"]);
   });
 
   it("survives eviction of the caller's object between every step of a turn", async () => {
     // The test pool's eviction also tears down its local Workflow engine, so
     // this spec plays the Workflow's part itself: the same calls, in the same
     // order, with the object evicted before each one.
-    await workflows.modifyAll(async (m) => {
+    await harness.workflows.modifyAll(async (m) => {
       await m.mockStepError({ name: "start" }, new Error("the spec drives this turn"));
     });
     const caller = newCaller();
@@ -172,7 +157,7 @@ describe("accept, then notify", () => {
     await evictDurableObject(agent);
     // A re-run of the step after eviction gets the recorded outcome, not a second model call.
     expect(await agent.runTurn(task.id, ORIGIN, 1)).toEqual(step);
-    expect(outbound.modelCalls).toHaveLength(1);
+    expect(harness.outbound.modelCalls).toHaveLength(1);
     await evictDurableObject(agent);
     const outcome = step!.kind === "done" ? step!.outcome : undefined;
     expect(await agent.finishTurn(task.id, outcome!)).toEqual({ saved: true, state: "TASK_STATE_COMPLETED" });
@@ -188,7 +173,7 @@ describe("accept, then notify", () => {
 
 describe("no turn is left hanging", () => {
   it("re-drives a Workflow that errors for good, then fails the task with one push", async () => {
-    await workflows.modifyAll(async (m) => {
+    await harness.workflows.modifyAll(async (m) => {
       await m.mockStepError({ name: "run" }, new Error("the isolate crashed"));
     });
     const caller = newCaller();
@@ -196,14 +181,14 @@ describe("no turn is left hanging", () => {
     const agent = agentOf(caller.identity.key);
     await (await onlyInstance()).waitForStatus("errored");
 
-    for (let pass = 0; pass < 10 && outbound.pushes.length === 0; pass++) {
+    for (let pass = 0; pass < 10 && harness.outbound.pushes.length === 0; pass++) {
       expect(await runDurableObjectAlarm(agent)).toBe(true);
-      for (const instance of await workflows.get()) {
+      for (const instance of await harness.workflows.get()) {
         await instance.waitForStatus("complete").catch(() => undefined);
       }
     }
-    expect(outbound.pushes).toHaveLength(1);
-    const pushed = outbound.pushes[0]!.body.task;
+    expect(harness.outbound.pushes).toHaveLength(1);
+    const pushed = harness.outbound.pushes[0]!.body.task;
     expect(pushed.id).toBe(task.id);
     expect(pushed.status.state).toBe("TASK_STATE_FAILED");
     expect(pushed.status.message.parts[0].text).toMatch(/could not be completed/);
@@ -222,8 +207,8 @@ describe("no turn is left hanging", () => {
     await instance.waitForStatus("terminated");
     held.release();
     expect(await runDurableObjectAlarm(agentOf(caller.identity.key))).toBe(true);
-    await eventually(() => outbound.pushes.length, (n) => n === 1, "the push after the re-drive");
-    expect(outbound.pushes[0]!.body.task.status.state).toBe("TASK_STATE_COMPLETED");
+    await eventually(() => harness.outbound.pushes.length, (n) => n === 1, "the push after the re-drive");
+    expect(harness.outbound.pushes[0]!.body.task.status.state).toBe("TASK_STATE_COMPLETED");
   });
 });
 
@@ -243,8 +228,8 @@ describe("push configs", () => {
 
     held.release();
     await (await onlyInstance()).waitForStatus("complete");
-    expect(outbound.pushes.map((p) => p.url).sort()).toEqual([PUSH_URL, second].sort());
-    expect(outbound.pushes.find((p) => p.url === second)!.headers.get("x-a2a-notification-token")).toBe("tok-2");
+    expect(harness.outbound.pushes.map((p) => p.url).sort()).toEqual([PUSH_URL, second].sort());
+    expect(harness.outbound.pushes.find((p) => p.url === second)!.headers.get("x-a2a-notification-token")).toBe("tok-2");
 
     expect((await call("DeleteTaskPushNotificationConfig", { taskId: task.id, id: "second" }, { mint: caller })).body.result).toBeNull();
     expect((await call("DeleteTaskPushNotificationConfig", { taskId: task.id, id: "second" }, { mint: caller })).body.result).toBeNull();
@@ -272,7 +257,7 @@ describe("push configs", () => {
     (params.configuration.taskPushNotificationConfig as Record<string, unknown>).authentication = { scheme: "Basic", credentials: "dXNlcjpwYXNz" };
     await call("SendMessage", params, { mint: newCaller() });
     await (await onlyInstance()).waitForStatus("complete");
-    expect(outbound.pushes[0]!.headers.get("Authorization")).toBe("Basic dXNlcjpwYXNz");
+    expect(harness.outbound.pushes[0]!.headers.get("Authorization")).toBe("Basic dXNlcjpwYXNz");
   });
 });
 

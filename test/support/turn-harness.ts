@@ -1,0 +1,34 @@
+import { env } from "cloudflare:workers";
+import { introspectWorkflow, type WorkflowIntrospector } from "cloudflare:test";
+import { afterEach, beforeEach } from "vitest";
+import { interceptOutbound, type Outbound } from "./outbound.js";
+
+export interface TurnHarness {
+  /** The turn Workflow's instances started by the current spec. */
+  workflows: WorkflowIntrospector;
+  /** The faked network of the current spec. */
+  outbound: Outbound;
+}
+
+/**
+ * Per spec: the turn Workflow introspected with its sleeps and retry backoff
+ * disabled (real time in production, only slowness here) and the network
+ * intercepted. Read the fields inside a spec, after `beforeEach` ran.
+ */
+export function useTurnHarness(setup?: (harness: TurnHarness) => void): TurnHarness {
+  const harness = {} as TurnHarness;
+  beforeEach(async () => {
+    harness.workflows = await introspectWorkflow(env.TURN_WORKFLOW);
+    await harness.workflows.modifyAll(async (m) => {
+      await m.disableSleeps();
+      await m.disableRetryDelays();
+    });
+    harness.outbound = interceptOutbound();
+    setup?.(harness);
+  });
+  afterEach(async () => {
+    harness.outbound.restore();
+    await harness.workflows.dispose();
+  });
+  return harness;
+}
