@@ -1,17 +1,31 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { exportJWK, generateKeyPair } from "jose";
-import { defineConfig } from "vitest/config";
+import { defineConfig, defineProject } from "vitest/config";
 
 // A fresh card key per run: nothing secret is committed, and no test can come
 // to depend on a particular key.
 const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
 const signingKey = JSON.stringify({ ...(await exportJWK(privateKey)), kid: "a2a-test" });
-// The simulated gatekeeper's key, shared by every spec file so the edge's
-// per-isolate JWKS cache always agrees with the tokens specs mint.
-const gatekeeper = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
-const gatekeeperKey = JSON.stringify({ ...(await exportJWK(gatekeeper.privateKey)), kid: "gatekeeper-test-1" });
 
-export default defineConfig({
+/** `https://model.test/v1/chat/completions` answers "echo: <last user text>"; anything else is offline. */
+async function echoModelOrOffline(request: Request): Promise<Response> {
+  if (request.method === "POST" && request.url === "https://model.test/v1/chat/completions") {
+    const body = (await request.json()) as { model: string; messages: Array<{ role: string; content: unknown }> };
+    const last = [...body.messages].reverse().find((m) => m.role === "user");
+    return Response.json({
+      id: "chatcmpl-echo",
+      object: "chat.completion",
+      created: 0,
+      model: body.model,
+      choices: [{ index: 0, message: { role: "assistant", content: `echo: ${String(last?.content ?? "")}` }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    });
+  }
+  return new Response(`tests are offline: ${request.method} ${request.url}`, { status: 503 });
+}
+
+// The specs, inside real workerd.
+const workerd = defineProject({
   plugins: [
     cloudflareTest({
       wrangler: { configPath: "./wrangler.jsonc" },
@@ -22,20 +36,39 @@ export default defineConfig({
       miniflare: {
         bindings: {
           A2A_SIGNING_KEY: signingKey,
-          TEST_GATEKEEPER_KEY: gatekeeperKey,
           GATEKEEPER_ORIGINS: JSON.stringify(["https://gatekeeper.test", "https://other-gatekeeper.test", "http://127.0.0.1:9999"]),
           // The model is outside the system: specs answer these calls themselves.
           OPENAI_BASE_URL: "https://model.test/v1",
           OPENAI_MODEL: "primary-model",
           OPENAI_FALLBACK_MODEL: "fallback-model",
         },
-        // Whatever a spec did not intercept never reaches a real network.
-        outboundService: (request: Request) =>
-          new Response(`tests are offline: ${request.method} ${request.url}`, { status: 503 }),
+        // The Node side of the network: a deterministic OpenAI-compatible
+        // model for specs that drive an agent without faking fetch in workerd
+        // (the harness spec), and nothing else: no spec reaches a real network.
+        outboundService: echoModelOrOffline,
       },
     }),
   ],
   test: {
+    name: "workerd",
     include: ["test/**/*.spec.ts"],
+  },
+});
+
+// `vitest run` runs both projects: the specs inside workerd, and the Node-realm
+// tests of what runs on a developer's machine (scripts/dev: the dev gatekeeper,
+// the stand-in model). The end-to-end run of `npm start` is `npm run test:e2e`.
+export default defineConfig({
+  test: {
+    projects: [
+      workerd,
+      {
+        test: {
+          name: "node",
+          environment: "node",
+          include: ["test/node/**/*.test.mjs"],
+        },
+      },
+    ],
   },
 });

@@ -1,9 +1,17 @@
 #!/usr/bin/env node
 // Prints a fresh private Ed25519 JWK for A2A_SIGNING_KEY. The kid carries the
 // date so a rotated key is told apart from its predecessor at a glance.
+// `npm start` imports `freshSigningJwk` to create the local dev key.
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { exportJWK, generateKeyPair } from "jose";
 
-const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
-const jwk = await exportJWK(privateKey);
-const kid = `a2a-${new Date().toISOString().slice(0, 10)}`;
-process.stdout.write(`${JSON.stringify({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, d: jwk.d, kid })}\n`);
+/** A fresh private signing JWK: `{kty, crv, x, d, kid}` with `kid` = `a2a-YYYY-MM-DD`. */
+export async function freshSigningJwk(now = new Date()) {
+  const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
+  const jwk = await exportJWK(privateKey);
+  return { kty: jwk.kty, crv: jwk.crv, x: jwk.x, d: jwk.d, kid: `a2a-${now.toISOString().slice(0, 10)}` };
+}
+
+const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+if (invokedDirectly) process.stdout.write(`${JSON.stringify(await freshSigningJwk())}\n`);

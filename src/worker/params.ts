@@ -35,7 +35,9 @@ const listTasksParams = z.object({
 export function parseListTasks(params: unknown): ListTasksQuery {
   const p = parse(listTasksParams, params);
   let state: TaskState | undefined;
-  if (p.status !== undefined && p.status !== "TASK_STATE_UNSPECIFIED") {
+  // `@a2a-js/sdk`'s client sends an unset enum as "UNRECOGNIZED" (or the
+  // proto default): both mean "no status filter", not a bad request.
+  if (p.status !== undefined && p.status !== "TASK_STATE_UNSPECIFIED" && p.status !== "UNRECOGNIZED") {
     state = parseStateName(p.status);
     if (state === undefined) throw invalidParams(`Invalid params: params.status: unknown task state ${JSON.stringify(p.status)}`);
   }

@@ -1,0 +1,226 @@
+// The local stack as one reusable piece: the dev gatekeeper, the stand-in model
+// (unless a real one is configured), the Worker under `wrangler dev --local`,
+// and the registration of the agent and its tenants. `npm start` and the e2e
+// test both use it. `stop()` may be called at any moment, also while `start()`
+// is still running, and stops exactly what this stack started.
+import { join, relative } from "node:path";
+import { ensureDevVars } from "./dev-vars.mjs";
+import { ensureDir } from "./gatekeeper-state.mjs";
+import { startGatekeeper } from "./gatekeeper.mjs";
+import { assertPortFree, freePort } from "./http.mjs";
+import { startStandInModel } from "./model-server.mjs";
+import { spawnWrangler } from "./wrangler.mjs";
+
+export const DEFAULT_PORTS = { worker: 8787, gatekeeper: 8790, model: 8791 };
+export const REFERENCE_TENANTS = ["assistant", "researcher"];
+const READY_TIMEOUT_MS = 120_000;
+const MODEL_LIST_TIMEOUT_MS = 5_000;
+
+export class StackStopped extends Error {
+  name = "StackStopped";
+  constructor() {
+    super("the stack was stopped while it was starting");
+  }
+}
+
+/**
+ * Where a stack keeps what it creates. By default the project's own places
+ * (`.dev/`, `.dev.vars`, wrangler's `.wrangler/state`); with `home`,
+ * everything under that one folder, for isolated runs such as the e2e test.
+ * @param {string} root
+ * @param {string} [home]
+ */
+export function stackPaths(root, home) {
+  if (home) {
+    return { stateDir: home, gatekeeperDir: join(home, "gatekeeper"), devVarsFile: join(home, "dev.vars"), envFile: join(home, "dev.vars"), persistTo: join(home, "wrangler-state"), logFile: join(home, "wrangler.log") };
+  }
+  const stateDir = join(root, ".dev");
+  return { stateDir, gatekeeperDir: join(stateDir, "gatekeeper"), devVarsFile: join(root, ".dev.vars"), envFile: undefined, persistTo: undefined, logFile: join(stateDir, "wrangler.log") };
+}
+
+/**
+ * @typedef {{ key: string, name?: string, kind?: string, workspaceId?: string }} Identity
+ * @typedef {{
+ *   root: string,
+ *   home?: string,
+ *   ports?: Partial<typeof DEFAULT_PORTS>,
+ *   env?: Record<string, string | undefined>,
+ *   tenants?: string[],
+ *   identity: Identity,
+ *   unpin?: boolean,
+ *   unpinHint?: string,
+ *   standInDelayMs?: number,
+ *   onProgress?: (line: string) => void,
+ *   readyTimeoutMs?: number,
+ * }} StackOptions
+ */
+
+/** @param {StackOptions} options */
+export function createStack(options) {
+  const root = options.root;
+  const paths = stackPaths(root, options.home);
+  const ports = { ...DEFAULT_PORTS, ...options.ports };
+  const env = options.env ?? process.env;
+  const tenants = options.tenants ?? REFERENCE_TENANTS;
+  const progress = options.onProgress ?? (() => {});
+  const rel = (path) => relative(process.cwd(), path) || ".";
+
+  /** @type {Awaited<ReturnType<typeof startGatekeeper>> | undefined} */
+  let gatekeeper;
+  /** @type {Awaited<ReturnType<typeof startStandInModel>> | undefined} */
+  let standIn;
+  /** @type {ReturnType<typeof spawnWrangler> | undefined} */
+  let worker;
+  let stopped = false;
+  const check = () => {
+    if (stopped) throw new StackStopped();
+  };
+
+  /** Starts everything; on any failure stops what it had started before rethrowing. */
+  async function start() {
+    try {
+      return await startAll();
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+  }
+
+  async function startAll() {
+    check();
+    // The Worker's port first: it is the one most likely taken, and nothing has started yet.
+    await assertPortFree(ports.worker, "the Worker", "choose another with --port");
+    ensureDir(paths.stateDir);
+
+    gatekeeper = await startGatekeeper({ stateDir: paths.gatekeeperDir, port: ports.gatekeeper, unpinHint: options.unpinHint });
+    check();
+    progress(`gatekeeper  ${gatekeeper.origin}  (key ${gatekeeper.kid}${gatekeeper.keyCreated ? ", new" : ""}; state in ${rel(paths.gatekeeperDir)})`);
+
+    const devVars = await ensureDevVars(paths.devVarsFile, { gatekeeperOrigin: gatekeeper.origin });
+    check();
+    if (devVars.created) progress(`dev secrets ${rel(devVars.file)} created: a fresh A2A_SIGNING_KEY (kid ${devVars.signingKey.kid}) and GATEKEEPER_ORIGINS`);
+    else if (devVars.added.length) progress(`dev secrets ${rel(devVars.file)}: added ${devVars.added.join(", ")}`);
+
+    // GATEKEEPER_ORIGINS: what the file lists, plus this gatekeeper (a --var wins over the file).
+    const listed = devVars.gatekeeperOrigins ?? [];
+    const origins = listed.includes(gatekeeper.origin) ? listed : [...listed, gatekeeper.origin];
+    if (!listed.includes(gatekeeper.origin)) progress(`note        ${gatekeeper.origin} is not in GATEKEEPER_ORIGINS of ${rel(devVars.file)}: added for this run`);
+    const vars = { GATEKEEPER_ORIGINS: JSON.stringify(origins) };
+
+    const model = await chooseModel(env, devVars.vars);
+    check();
+    if (model.kind === "stand-in") {
+      standIn = await startStandInModel({ port: ports.model, delayMs: options.standInDelayMs });
+      check();
+      Object.assign(vars, { OPENAI_BASE_URL: standIn.baseUrl, OPENAI_MODEL: standIn.model });
+      model.baseUrl = standIn.baseUrl;
+      model.model = standIn.model;
+      model.delayMs = options.standInDelayMs;
+      // Offline, the agents read pages from the stand-in only (unless the dev secrets choose sites).
+      if (!devVars.vars.FETCH_ALLOWLIST) vars.FETCH_ALLOWLIST = JSON.stringify([standIn.origin]);
+    } else {
+      Object.assign(vars, model.vars);
+    }
+    progress(`model       ${describeModel(model)}`);
+    if (vars.FETCH_ALLOWLIST) progress(`pages       the agents may read pages from the stand-in only (FETCH_ALLOWLIST ${vars.FETCH_ALLOWLIST})`);
+
+    const inspectorPort = await freePort();
+    check();
+    worker = spawnWrangler({
+      root,
+      port: ports.worker,
+      inspectorPort,
+      vars,
+      envFile: paths.envFile,
+      persistTo: paths.persistTo,
+      logFile: paths.logFile,
+    });
+    progress(`worker      ${worker.origin}  starting wrangler dev --local (log: ${rel(paths.logFile)})…`);
+    await worker.ready(devVars.signingKey, options.readyTimeoutMs ?? READY_TIMEOUT_MS);
+    check();
+
+    if (options.unpin && gatekeeper.unpin(worker.origin)) progress(`unpinned    forgot the key pinned for ${worker.origin}; the key it presents now is pinned below`);
+    const agent = await gatekeeper.registerAgent(worker.origin);
+    check();
+    progress(
+      agent.firstSight
+        ? `registered  ${agent.origin}: card key ${agent.pin.kid} pinned on first use (${agent.pin.thumbprint})`
+        : `registered  ${agent.origin}: card key ${agent.pin.kid} matches the pin of ${agent.pin.pinnedAt}`,
+    );
+    const cards = [];
+    for (const tenant of tenants) {
+      const { card } = await gatekeeper.registerTenant(agent.origin, tenant, options.identity);
+      check();
+      cards.push({ tenant, name: card.name, description: card.description });
+    }
+    progress(`tenants     ${cards.map((c) => `${c.tenant} (${c.name})`).join(", ")}: signed cards verified against the pin`);
+    return { gatekeeper, agent, worker, model, tenants: cards, paths };
+  }
+
+  /**
+   * Stops everything this stack started; resolves to wrangler's process group
+   * and whether anything of it is left. Safe to call again, also while
+   * `start()` runs: what starts after a stop is stopped by `start()` itself.
+   */
+  async function stop() {
+    stopped = true;
+    const result = worker ? await worker.stop() : { pgid: undefined, leftover: false };
+    await Promise.all([gatekeeper?.close(), standIn?.close()]);
+    return result;
+  }
+
+  /** The end of wrangler's output so far ("" before it started): for error messages. */
+  const logTail = (lines = 15) => worker?.logTail(lines) ?? "";
+
+  return { start, stop, logTail, paths, ports };
+}
+
+/**
+ * Which model the Worker will use. A real one when OPENAI_BASE_URL is set
+ * (in the environment or in the dev secrets file); otherwise the stand-in.
+ * @returns {Promise<{ kind: "stand-in" | "openai-compatible", baseUrl?: string, model?: string, source?: string, vars?: Record<string, string> }>}
+ */
+async function chooseModel(env, devVars) {
+  const fromEnv = (name) => (env[name] ? env[name] : undefined);
+  const baseUrl = fromEnv("OPENAI_BASE_URL") ?? devVars.OPENAI_BASE_URL;
+  if (!baseUrl) return { kind: "stand-in" };
+  const source = fromEnv("OPENAI_BASE_URL") ? "environment" : "dev secrets";
+  /** @type {Record<string, string>} */
+  const vars = {};
+  // What is in the dev secrets file reaches the Worker anyway; pass what came from the environment.
+  for (const name of ["OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_FALLBACK_MODEL", "OPENAI_API_KEY"]) {
+    const value = fromEnv(name);
+    if (value) vars[name] = value;
+  }
+  let model = fromEnv("OPENAI_MODEL") ?? devVars.OPENAI_MODEL;
+  let picked = false;
+  if (!model) {
+    model = await firstListedModel(baseUrl, fromEnv("OPENAI_API_KEY") ?? devVars.OPENAI_API_KEY);
+    vars.OPENAI_MODEL = model;
+    picked = true;
+  }
+  return { kind: "openai-compatible", baseUrl, model, source: picked ? `${source}; first model the endpoint lists, set OPENAI_MODEL to choose` : source, vars };
+}
+
+async function firstListedModel(baseUrl, apiKey) {
+  const url = `${baseUrl.replace(/\/+$/, "")}/models`;
+  try {
+    const response = await fetch(url, {
+      headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {},
+      signal: AbortSignal.timeout(MODEL_LIST_TIMEOUT_MS),
+    });
+    const body = await response.json();
+    const id = body?.data?.[0]?.id;
+    if (response.ok && typeof id === "string") return id;
+    throw new Error(`HTTP ${response.status}, no model listed`);
+  } catch (error) {
+    throw new Error(`OPENAI_BASE_URL is set (${baseUrl}) but OPENAI_MODEL is not, and ${url} could not be listed (${error.cause?.code ?? error.cause?.message ?? error.message}): set OPENAI_MODEL to the model to use`);
+  }
+}
+
+function describeModel(model) {
+  if (model.kind === "stand-in") {
+    return `offline stand-in model at ${model.baseUrl}${model.delayMs ? ` (answering after ${model.delayMs / 1000} s)` : ""} — deterministic, no network; every reply starts with "[offline stand-in model]". Set OPENAI_BASE_URL (and OPENAI_MODEL) for a real model.`;
+  }
+  return `${model.model} at ${model.baseUrl} (OpenAI-compatible; from the ${model.source})`;
+}

@@ -1,0 +1,280 @@
+// The offline stand-in model: what `npm start` answers chat completions with
+// when no real model is configured (no OPENAI_BASE_URL) and Workers AI cannot
+// be reached (never, under `wrangler dev --local`).
+//
+// The contract is one pure function, `standInReply(request)`: an OpenAI
+// chat-completions request body in, the assistant message the model "says" out.
+// It is deterministic (the same request always gets the same answer), it never
+// pretends to be a real model (every text starts with STANDIN_MARK), and it
+// still exercises the machinery a real model would:
+//
+//   - no `tools` in the request          → a plain text answer;
+//   - `tools` offered, none called since
+//     the last user message              → one tool call, chosen by name: a
+//       delegation tool (`delegate…`) first, then a clock tool (`…time…`,
+//       `…clock…`, `…date…`, `now`); no other tool is ever called (a page
+//       fetch would need the network);
+//   - a tool result after the last user
+//     message                            → a text answer quoting the results;
+//   - results of delegated subtasks in
+//     the conversation (a line starting
+//     `[round N] `, as the core renders
+//     them)                              → a text answer, never a second
+//       delegation.
+//
+// So an agent loop driven by the stand-in always ends: at most one tool round
+// per user message, at most one delegation per request.
+//
+// Arguments are filled from the tool's JSON schema (see `fill`). A URL is only
+// ever a loopback one — the first in the user's message or the instructions,
+// else a page the stand-in serves itself (`options.pageOrigin`) — so nothing
+// the stand-in asks for makes an agent reach past this machine. The HTTP side
+// (non-streaming and `stream: true`, and those pages) is in model-server.mjs.
+
+export const STANDIN_MARK = "[offline stand-in model]";
+export const STANDIN_MODEL_ID = "offline-stand-in";
+
+const DELEGATE_TOOL = /^delegate|delegat/i;
+const CLOCK_TOOL = /time|clock|date|^now$/i;
+/** How the core renders the results of delegated subtasks for the next round. */
+const DELEGATION_RESULTS = /^\[round \d+\] /m;
+
+/**
+ * @typedef {{ role: string, content?: unknown, tool_calls?: ToolCall[], tool_call_id?: string, name?: string }} ChatMessage
+ * @typedef {{ id: string, type: "function", function: { name: string, arguments: string } }} ToolCall
+ * @typedef {{ type?: string, function: { name: string, description?: string, parameters?: JsonSchema } }} ToolSpec
+ * @typedef {{ type?: string | string[], properties?: Record<string, JsonSchema>, required?: string[], enum?: unknown[], default?: unknown }} JsonSchema
+ * @typedef {{ model?: string, messages: ChatMessage[], tools?: ToolSpec[], tool_choice?: unknown, stream?: boolean }} ChatRequest
+ * @typedef {{ content: string | null, toolCalls: ToolCall[], finishReason: "stop" | "tool_calls" }} StandInReply
+ */
+
+/**
+ * The stand-in's answer to one chat-completions request.
+ * @param {ChatRequest} request
+ * @param {{ pageOrigin?: string }} [options]  where the stand-in serves pages of its own (loopback)
+ * @returns {StandInReply}
+ */
+export function standInReply(request, options = {}) {
+  if (!request || !Array.isArray(request.messages)) throw new TypeError("a chat-completions request needs `messages`");
+  const messages = request.messages;
+  const agent = agentName(messages);
+  const lastUser = findLastIndex(messages, (m) => m.role === "user");
+  // What the person asked: the last user message that is not a block of subtask results.
+  const asked = findLastIndex(messages, (m) => m.role === "user" && !DELEGATION_RESULTS.test(textOf(m.content)));
+  const userText = asked >= 0 ? textOf(messages[asked].content).trim() : "";
+  const sinceUser = messages.slice(lastUser + 1);
+
+  // Tool results after the user's message: answer from them.
+  if (sinceUser.some((m) => m.role === "tool")) return text(answerFromTools(agent, userText, sinceUser));
+
+  const delegated = messages.some((m) => DELEGATION_RESULTS.test(textOf(m.content)));
+  const tool = chooseTool(request.tools, request.tool_choice, { mayDelegate: !delegated });
+  if (tool) {
+    const call = {
+      // Deterministic: the n-th assistant message of this conversation.
+      id: `call_standin_${messages.filter((m) => m.role === "assistant").length + 1}`,
+      type: /** @type {const} */ ("function"),
+      function: { name: tool.function.name, arguments: JSON.stringify(argumentsFor(tool, { userText, url: loopbackUrl(messages, userText, options.pageOrigin) })) },
+    };
+    return { content: null, toolCalls: [call], finishReason: "tool_calls" };
+  }
+
+  return text(delegated ? answerFromDelegation(agent, userText, messages) : plainAnswer(agent, userText));
+}
+
+/** Rough token count for `usage`: words, at least one. */
+export function roughTokens(value) {
+  const words = String(value ?? "").trim().split(/\s+/).filter(Boolean).length;
+  return Math.max(1, words);
+}
+
+/** The text content of a message (a string, or OpenAI content parts). */
+export function textOf(content) {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content.map((part) => (part && typeof part === "object" && typeof part.text === "string" ? part.text : "")).join("");
+  }
+  return "";
+}
+
+function text(content) {
+  return { content, toolCalls: [], finishReason: "stop" };
+}
+
+function plainAnswer(agent, userText) {
+  if (userText === "") return `${STANDIN_MARK} ${who(agent)} here. Your message had no text.`;
+  const words = roughTokens(userText);
+  return `${STANDIN_MARK} ${who(agent)} here. You said: "${quote(userText, 160)}" (${words} word${words === 1 ? "" : "s"}). I am no language model: set OPENAI_BASE_URL for real answers.`;
+}
+
+/** "You are Assistant, …" → "Assistant". */
+function agentName(messages) {
+  for (const m of messages) {
+    if (m.role !== "system" && m.role !== "developer") continue;
+    const match = /\bYou are ([A-Z][\w-]*)/.exec(textOf(m.content));
+    if (match) return match[1];
+  }
+  return undefined;
+}
+
+/**
+ * Which tool to call, if any. `tool_choice: "none"` calls nothing, a named
+ * choice calls that tool, and otherwise delegation wins over the clock.
+ * @param {ToolSpec[] | undefined} tools
+ * @param {unknown} toolChoice
+ * @param {{ mayDelegate: boolean }} options
+ */
+function chooseTool(tools, toolChoice, { mayDelegate }) {
+  const offered = (Array.isArray(tools) ? tools : []).filter((t) => t && t.function && typeof t.function.name === "string");
+  if (offered.length === 0 || toolChoice === "none") return undefined;
+  const named = /** @type {{ function?: { name?: string } }} */ (toolChoice)?.function?.name;
+  if (named) return offered.find((t) => t.function.name === named);
+  const byName = (pattern) => offered.find((t) => pattern.test(t.function.name));
+  const tool = (mayDelegate ? byName(DELEGATE_TOOL) : undefined) ?? byName(CLOCK_TOOL);
+  if (tool) return tool;
+  // "required" means some tool must be called: the first one, in the order given.
+  return toolChoice === "required" ? offered[0] : undefined;
+}
+
+/**
+ * Arguments that satisfy the tool's JSON schema, filled deterministically:
+ * text-like fields get the user's request, the rest their default, first enum
+ * value or a neutral value of their type; arrays get `minItems` items.
+ *
+ * A delegation tool whose items are `{type, params}` gets the first subtask
+ * type its description lists, in the form the core's delegate tool writes
+ * them: a line `- <type>: <description>` followed by `  params: <JSON schema>`.
+ */
+function argumentsFor(tool, { userText, url }) {
+  const catalogue = subtaskCatalogue(tool.function.description ?? "");
+  const args = fill(tool.function.parameters ?? { type: "object", properties: {} }, "", { userText, url, catalogue }, 0);
+  return args && typeof args === "object" && !Array.isArray(args) ? args : {};
+}
+
+/** `- research: Looks a question up\n  params: {"type":"object",…}` → [{ key, params }]. */
+function subtaskCatalogue(description) {
+  const entries = [];
+  const lines = description.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const head = /^\s*-\s+([\w.:-]+):/.exec(lines[i]);
+    if (!head) continue;
+    let params;
+    const next = /^\s+params:\s*(\{.*\})\s*$/.exec(lines[i + 1] ?? "");
+    if (next) {
+      try {
+        params = JSON.parse(next[1]);
+      } catch {
+        params = undefined;
+      }
+    }
+    entries.push({ key: head[1], params });
+  }
+  return entries;
+}
+
+function fill(schema, name, ctx, depth) {
+  if (!schema || typeof schema !== "object" || depth > 8) return undefined;
+  if (schema.default !== undefined) return schema.default;
+  if (schema.const !== undefined) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const options = schema.anyOf ?? schema.oneOf;
+  if (Array.isArray(options) && options.length > 0) return fill(options.find((o) => o?.type !== "null") ?? options[0], name, ctx, depth + 1);
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type ?? (schema.properties ? "object" : undefined);
+  switch (type) {
+    case "object": {
+      const properties = schema.properties ?? {};
+      if (properties.type && properties.params && ctx.catalogue.length > 0) {
+        const [first] = ctx.catalogue;
+        return { type: first.key, params: fill(first.params ?? { type: "object" }, "params", ctx, depth + 1) ?? {} };
+      }
+      const required = new Set(schema.required ?? []);
+      const out = {};
+      for (const [key, spec] of Object.entries(properties)) {
+        const value = fill(spec, key, ctx, depth + 1);
+        if (required.has(key) || (value !== undefined && value !== "")) out[key] = value ?? "";
+      }
+      return out;
+    }
+    case "array": {
+      const count = Math.max(0, Number(schema.minItems) || 0);
+      return Array.from({ length: count }, () => fill(schema.items ?? {}, name, ctx, depth + 1));
+    }
+    case "number":
+    case "integer":
+      return typeof schema.minimum === "number" ? schema.minimum : 1;
+    case "boolean":
+      return false;
+    case "string":
+    case undefined:
+      if (schema.format === "uri" || schema.format === "url" || /url|uri|link|href/i.test(name)) return ctx.url;
+      if (/time_?zone|^tz$|zone/i.test(name)) return "UTC";
+      if (/task|prompt|question|query|request|instruction|goal|topic|text|message|input|subject/i.test(name)) return ctx.userText || "(no text)";
+      return "";
+    default:
+      return undefined;
+  }
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/**
+ * A URL to put in a tool call: the first loopback URL in the user's message,
+ * then in the instructions; else a page of the stand-in's own. A bare origin
+ * gets a page path. Never anything beyond this machine.
+ */
+function loopbackUrl(messages, userText, pageOrigin) {
+  const slug = userText.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60) || "page";
+  const texts = [userText, ...messages.filter((m) => m.role === "system" || m.role === "developer").map((m) => textOf(m.content))];
+  for (const text of texts) {
+    for (const [candidate] of text.matchAll(/https?:\/\/[^\s"'<>),;]+/g)) {
+      let url;
+      try {
+        url = new URL(candidate.replace(/[.]+$/, ""));
+      } catch {
+        continue;
+      }
+      if (!LOOPBACK.has(url.hostname)) continue;
+      return url.pathname === "/" ? `${url.origin}/pages/${slug}` : url.href;
+    }
+  }
+  return `${pageOrigin ?? "http://127.0.0.1"}/pages/${slug}`;
+}
+
+function answerFromTools(agent, userText, messages) {
+  const names = new Map();
+  for (const m of messages) {
+    for (const call of m.tool_calls ?? []) names.set(call.id, call.function?.name);
+  }
+  const results = messages
+    .filter((m) => m.role === "tool")
+    .map((m) => {
+      const name = names.get(m.tool_call_id) ?? m.name ?? "a tool";
+      return `${name}, which returned ${quote(textOf(m.content) || "(nothing)", 300)}`;
+    });
+  return `${STANDIN_MARK} ${who(agent)} here. You said: "${quote(userText, 160)}". I called ${results.join("; then ")}.`;
+}
+
+function answerFromDelegation(agent, userText, messages) {
+  const reports = messages
+    .map((m) => textOf(m.content))
+    .filter((content) => DELEGATION_RESULTS.test(content))
+    .map((content) => content.slice(content.search(DELEGATION_RESULTS)));
+  const count = reports.join("\n").match(new RegExp(DELEGATION_RESULTS.source, "gm"))?.length ?? 0;
+  return `${STANDIN_MARK} ${who(agent)} here. You asked: "${quote(userText, 160)}". ${count} delegated subtask${count === 1 ? "" : "s"} reported: ${quote(reports.join(" "), 400)}`;
+}
+
+const who = (agent) => (agent ? `${agent}'s offline stand-in` : "The offline stand-in");
+
+/** One line, at most `max` characters. */
+function quote(value, max) {
+  return clip(String(value).replace(/\s+/g, " ").trim(), max);
+}
+
+function clip(value, max) {
+  return value.length <= max ? value : `${value.slice(0, max - 1)}…`;
+}
+
+function findLastIndex(array, predicate) {
+  for (let i = array.length - 1; i >= 0; i--) if (predicate(array[i])) return i;
+  return -1;
+}

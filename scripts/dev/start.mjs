@@ -1,0 +1,176 @@
+#!/usr/bin/env node
+// `npm start`: the whole local stack, then a chat through the real zero-trust
+// path (gatekeeper-signed token → edge → Durable Object → Workflow → signed
+// push back to the gatekeeper). `npm start -- --help` lists the options.
+import { userInfo } from "node:os";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { runChat, runOnce } from "./chat.mjs";
+import { PinMismatch } from "./gatekeeper.mjs";
+import { PortInUse } from "./http.mjs";
+import { createSession } from "./session.mjs";
+import { DEFAULT_PORTS, REFERENCE_TENANTS, StackStopped, createStack } from "./stack.mjs";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+const USAGE = `Usage: npm start [-- options]
+
+Starts the Worker (wrangler dev --local on 127.0.0.1:8787), the local dev
+gatekeeper and, unless OPENAI_BASE_URL is set, the offline stand-in model;
+registers the agent and its tenants; then opens a chat.
+
+Options:
+  --once TEXT            send one turn, print the reply, stop everything;
+                         exits 0 only if the task completed
+  --tenant NAME          tenant to talk to: ${REFERENCE_TENANTS.join(" or ")} (default ${REFERENCE_TENANTS[0]})
+  --timeout SECONDS      with --once: how long to wait for the reply (default 120)
+  --as KEY               your identity key (default dev-<your user name>)
+  --unpin                forget the agent key pinned on first use, and pin
+                         the one it presents now (after you changed it)
+  --port N               the Worker's port (default ${DEFAULT_PORTS.worker})
+  --gatekeeper-port N    the gatekeeper's port (default ${DEFAULT_PORTS.gatekeeper}, or $GATEKEEPER_PORT)
+  --model-port N         the stand-in model's port (default ${DEFAULT_PORTS.model}, or $MODEL_PORT)
+  --standin-delay SECONDS
+                         hold each stand-in answer this long (to watch
+                         progress or try /cancel offline)
+  --home DIR             keep everything this run creates (keys, pins, dev
+                         secrets, Worker storage, logs) under DIR instead of
+                         .dev/, .dev.vars and .wrangler/state
+  -h, --help             this help
+
+Environment: OPENAI_BASE_URL, OPENAI_MODEL, OPENAI_API_KEY,
+OPENAI_FALLBACK_MODEL select a real OpenAI-compatible model (e.g. a local
+Ollama at http://127.0.0.1:11434/v1) instead of the stand-in.`;
+
+function fail(message, code = 2) {
+  process.stderr.write(`${message}\n`);
+  process.exit(code);
+}
+
+function port(value, name) {
+  if (value === undefined || value === "") return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) fail(`${name} must be a port number (1-65535), got ${JSON.stringify(value)}`);
+  return n;
+}
+
+let args;
+try {
+  args = parseArgs({
+    allowPositionals: true,
+    options: {
+      once: { type: "string" },
+      tenant: { type: "string", short: "t" },
+      timeout: { type: "string" },
+      as: { type: "string" },
+      unpin: { type: "boolean" },
+      port: { type: "string" },
+      "gatekeeper-port": { type: "string" },
+      "model-port": { type: "string" },
+      home: { type: "string" },
+      "standin-delay": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+} catch (error) {
+  fail(`${error.message}\n(npm start -- --help lists the options)`);
+}
+const { values, positionals } = args;
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+if (positionals.length > 0 && values.once === undefined) fail(`unexpected argument ${JSON.stringify(positionals[0])}: to send one turn, use --once "text" (npm start -- --help lists the options)`);
+const onceText = values.once === undefined ? undefined : [values.once, ...positionals].join(" ").trim();
+if (onceText === "") fail("--once needs the text to send");
+const tenant = values.tenant ?? REFERENCE_TENANTS[0];
+if (!REFERENCE_TENANTS.includes(tenant)) fail(`unknown tenant ${JSON.stringify(tenant)}: choose ${REFERENCE_TENANTS.join(" or ")}`);
+const timeoutS = values.timeout === undefined ? 120 : Number(values.timeout);
+if (!(timeoutS > 0)) fail(`--timeout must be a positive number of seconds, got ${JSON.stringify(values.timeout)}`);
+const ports = {
+  worker: port(values.port, "--port") ?? DEFAULT_PORTS.worker,
+  gatekeeper: port(values["gatekeeper-port"], "--gatekeeper-port") ?? port(process.env.GATEKEEPER_PORT, "GATEKEEPER_PORT") ?? DEFAULT_PORTS.gatekeeper,
+  model: port(values["model-port"], "--model-port") ?? port(process.env.MODEL_PORT, "MODEL_PORT") ?? DEFAULT_PORTS.model,
+};
+const standInDelayS = values["standin-delay"] === undefined ? 0 : Number(values["standin-delay"]);
+if (!(standInDelayS >= 0 && standInDelayS <= 600)) fail(`--standin-delay must be between 0 and 600 seconds, got ${JSON.stringify(values["standin-delay"])}`);
+const home = values.home ? resolve(values.home) : undefined;
+const user = safeUserName();
+const identity = { key: values.as ?? `dev-${user}`, name: values.as ?? user, kind: "user", workspaceId: "local-dev" };
+
+// --once keeps stdout for the reply alone.
+const once = onceText !== undefined;
+const info = (line) => (once ? process.stderr : process.stdout).write(`${line}\n`);
+
+const unpinHint = ["npm start --", ...(home ? ["--home", values.home] : []), ...(ports.worker !== DEFAULT_PORTS.worker ? ["--port", String(ports.worker)] : []), "--unpin"].join(" ");
+const stack = createStack({ root: ROOT, home, ports, identity, unpin: values.unpin, unpinHint, standInDelayMs: standInDelayS * 1000, onProgress: (line) => info(`  ${line}`) });
+
+let exiting = false;
+let chat;
+let session;
+
+/** Stops everything this run started, says so, and exits. Safe to call more than once. */
+async function shutdown(code, reason) {
+  if (exiting) return;
+  exiting = true;
+  if (reason) info(reason);
+  chat?.close();
+  session?.close();
+  const { pgid, leftover } = await stack.stop();
+  if (pgid !== undefined) {
+    info(
+      leftover
+        ? `! wrangler dev's process group ${pgid} is still alive after SIGKILL: stop it with  kill -KILL -- -${pgid}`
+        : `stopped wrangler dev (process group ${pgid}, nothing left), the gatekeeper and the model`,
+    );
+  }
+  process.exit(leftover && code === 0 ? 1 : code);
+}
+
+process.on("SIGINT", () => void shutdown(130, "\ninterrupted: stopping…"));
+process.on("SIGTERM", () => void shutdown(143, "terminated: stopping…"));
+process.on("SIGHUP", () => void shutdown(129));
+process.on("uncaughtException", (error) => void shutdown(1, `unexpected error: ${error.stack ?? error}`));
+process.on("unhandledRejection", (error) => void shutdown(1, `unexpected error: ${error?.stack ?? error}`));
+
+info(`Dynamic Agents — local stack${once ? "" : " and chat"} (Ctrl-C stops everything)`);
+let started;
+try {
+  started = await stack.start();
+} catch (error) {
+  if (error instanceof StackStopped) await new Promise(() => {}); // shutdown() is already exiting
+  const known = error instanceof PinMismatch || error instanceof PortInUse;
+  const log = stack.logTail();
+  const hint = known || log === "" || /wrangler's log|wrangler dev exited/.test(error.message) ? "" : `\nwrangler's log (${stack.paths.logFile}) ends:\n${log}`;
+  await shutdown(1, known ? `\n${error.message}` : `\ncould not start the stack: ${error.message}${hint}`);
+}
+info(`  you         ${identity.key} (user ${identity.name} of workspace ${identity.workspaceId}): every call carries a token the gatekeeper mints for you`);
+
+started.worker.exited.then(() => {
+  if (!exiting) void shutdown(1, `\nwrangler dev exited unexpectedly; its log (${started.worker.logFile}) ends:\n${started.worker.logTail()}`);
+});
+
+session = createSession({ gatekeeper: started.gatekeeper, agent: started.agent, identity });
+if (once) {
+  const code = await runOnce({ session, tenant, text: onceText, timeoutMs: timeoutS * 1000 });
+  await shutdown(code);
+} else {
+  info("");
+  chat = runChat({
+    session,
+    tenant,
+    tenants: started.tenants.map((t) => t.tenant),
+    onInterrupt: () => void shutdown(130, "\nstopping…"),
+  });
+  await chat.finished;
+  await shutdown(0, "bye: stopping…");
+}
+
+function safeUserName() {
+  try {
+    return userInfo().username || "developer";
+  } catch {
+    return "developer";
+  }
+}

@@ -1,0 +1,142 @@
+// `npm start` end to end, as a newcomer runs it: no network, no accounts, the
+// offline stand-in model. Every run goes through the real path (gatekeeper
+// token → edge → Durable Object → Workflow → signed push, verified by the
+// gatekeeper) and must leave nothing running. Everything it creates lives in a
+// temporary --home on free ports, so a developer's own .dev/, .dev.vars,
+// .wrangler/state and port 8787 are never touched.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../../scripts/dev/http.mjs";
+import { groupAlive } from "../../../scripts/dev/wrangler.mjs";
+
+const ROOT = new URL("../../..", import.meta.url).pathname;
+const RUN_TIMEOUT_MS = 180_000;
+const MARK = "[offline stand-in model]";
+
+let home;
+let ports;
+
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), "npm-start-e2e-"));
+  ports = { worker: await freePort(), gatekeeper: await freePort(), model: await freePort() };
+});
+
+afterAll(() => {
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+/**
+ * Runs `npm start -- <args>` with this file's home and ports, optionally
+ * feeding `input` on stdin; bounded in time (the whole process group is
+ * killed if it overruns).
+ */
+function npmStart(args, { input } = {}) {
+  const env = { ...process.env };
+  // Offline by construction: whatever model the developer configured is not used here.
+  for (const name of ["OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_API_KEY", "OPENAI_FALLBACK_MODEL"]) delete env[name];
+  const child = spawn(
+    "npm",
+    ["start", "--silent", "--", "--home", home, "--port", String(ports.worker), "--gatekeeper-port", String(ports.gatekeeper), "--model-port", String(ports.model), ...args],
+    { cwd: ROOT, env, detached: true, stdio: ["pipe", "pipe", "pipe"] },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += chunk));
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  if (input !== undefined) child.stdin.end(input);
+  else child.stdin.end();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }, RUN_TIMEOUT_MS);
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, all: `${stdout}\n${stderr}` });
+    });
+  });
+}
+
+/** The run said it stopped wrangler's whole process group, and that group is really gone. */
+function expectNothingLeft(run) {
+  const match = /stopped wrangler dev \(process group (\d+), nothing left\)/.exec(run.all);
+  expect(match, run.all).not.toBeNull();
+  expect(groupAlive(Number(match[1]))).toBe(false);
+}
+
+const explain = (run) => `exit ${run.code} (${run.signal ?? "no signal"})\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}\n--- wrangler log\n${tail(join(home, "wrangler.log"))}`;
+
+function tail(file) {
+  try {
+    return readFileSync(file, "utf8").split("\n").slice(-40).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+describe("npm start -- --once", () => {
+  it("completes a turn with the assistant: the reply on stdout, exit 0, nothing left running", async () => {
+    const run = await npmStart(["--once", "hello"]);
+    expect(run.code, explain(run)).toBe(0);
+    expect(run.stdout.trim().startsWith(MARK), explain(run)).toBe(true);
+    expect(run.stdout).toContain("Assistant's offline stand-in");
+    // Banner and progress go to stderr, so stdout is the reply alone.
+    expect(run.stdout.trim().split("\n")).toHaveLength(1);
+    expect(run.stderr).toContain("pinned on first use");
+    expect(run.stderr).toContain("assistant (Assistant), researcher (Researcher): signed cards verified against the pin");
+    expectNothingLeft(run);
+  });
+
+  it("completes a delegating turn with the researcher, showing its progress, the agent's key matching the pin from the first run", async () => {
+    const run = await npmStart(["--once", "compare A2A and MCP", "--tenant", "researcher"]);
+    expect(run.code, explain(run)).toBe(0);
+    expect(run.stderr).toMatch(/card key a2a-\S+ matches the pin of/);
+    // A round ran subtasks in subagents: its statusUpdate push was verified and shown before the reply.
+    expect(run.stderr).toMatch(/^ {2}· .*round 1/m);
+    expect(run.stdout.trim().startsWith(MARK), explain(run)).toBe(true);
+    expect(run.stdout).toContain("Researcher's offline stand-in");
+    expect(run.stdout).toMatch(/\d+ delegated subtasks? reported: \[round 1\] \S+ .*→ done/);
+    expectNothingLeft(run);
+  });
+});
+
+describe("npm start (chat, input piped)", () => {
+  it("takes turns at both tenants, lists the caller's tasks and quits cleanly", async () => {
+    const run = await npmStart([], { input: "hello from the chat\n/tenant researcher\nwhat is A2A?\n/tasks\n/quit\n" });
+    expect(run.code, explain(run)).toBe(0);
+    expect(run.stdout).toMatch(/assistant ▸ \[offline stand-in model\] .*"hello from the chat"/);
+    expect(run.stdout).toContain("now talking to researcher");
+    expect(run.stdout).toMatch(/researcher ▸ \[offline stand-in model\] .*"what is A2A\?"/);
+    // The researcher's tasks of this caller: the --once turn above and this one, newest first.
+    expect(run.stdout).toMatch(/your tasks at researcher \(2 of 2, newest first\):\n +\S+ +completed +.* what is A2A\?\n +\S+ +completed +.* compare A2A and MCP/);
+    expect(run.stdout).not.toContain("refused a push");
+    expectNothingLeft(run);
+  });
+});
+
+describe("trust on first use, with the real Worker", () => {
+  it("refuses the agent once its key changed, says how to reset, and pins the new key after --unpin", async () => {
+    const devVars = join(home, "dev.vars");
+    // As if someone regenerated the key: drop it, and npm start writes a fresh one.
+    writeFileSync(devVars, readFileSync(devVars, "utf8").replace(/^A2A_SIGNING_KEY=.*\n/m, ""));
+    const refused = await npmStart(["--once", "hello"]);
+    expect(refused.code, explain(refused)).toBe(1);
+    expect(refused.stderr).toContain(`REFUSED: the agent at http://127.0.0.1:${ports.worker} presents a card key other than the one this gatekeeper pinned on first use`);
+    expect(refused.stderr).toMatch(/changed: +public key \S+ → \S+/);
+    expect(refused.stderr).toContain(`npm start -- --home ${home} --port ${ports.worker} --unpin`);
+    expect(refused.stdout).toBe("");
+    expectNothingLeft(refused);
+
+    const repinned = await npmStart(["--once", "hello again", "--unpin"]);
+    expect(repinned.code, explain(repinned)).toBe(0);
+    expect(repinned.stderr).toContain("pinned on first use");
+    expect(repinned.stdout).toContain(MARK);
+    expectNothingLeft(repinned);
+  });
+});

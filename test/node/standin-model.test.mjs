@@ -1,0 +1,228 @@
+// The offline stand-in model: its decisions (standin-model.mjs), its HTTP
+// face (model-server.mjs), and that the very client the Worker uses (ai +
+// @ai-sdk/openai-compatible) runs a tool loop against it to the end.
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { createDelegateTool, renderSubtaskResults } from "@dynamicagents/core/subtasks";
+import { generateText, stepCountIs, tool } from "ai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { startStandInModel } from "../../scripts/dev/model-server.mjs";
+import { STANDIN_MARK, standInReply } from "../../scripts/dev/standin-model.mjs";
+
+const system = (name) => ({ role: "system", content: `You are ${name}, a helpful agent.` });
+const user = (content) => ({ role: "user", content });
+const clockTool = {
+  type: "function",
+  function: { name: "current_time", description: "The time now.", parameters: { type: "object", properties: { timeZone: { type: "string", default: "UTC" } } } },
+};
+const fetchTool = {
+  type: "function",
+  function: { name: "fetch_page", parameters: { type: "object", properties: { url: { type: "string" } }, required: ["url"] } },
+};
+// As the core's delegate tool describes itself: a catalogue of subtask types with their params' JSON schema.
+const delegateTool = {
+  type: "function",
+  function: {
+    name: "delegate",
+    description:
+      'Delegate durable subtasks. Subtask types:\n- research: Looks one question up\n  params: {"type":"object","properties":{"question":{"type":"string"}},"required":["question"]}\n- summarise: Summarises\n  params: {"type":"object"}',
+    parameters: {
+      type: "object",
+      properties: {
+        subtasks: {
+          type: "array",
+          minItems: 1,
+          items: { type: "object", properties: { type: { type: "string" }, params: { type: "object", additionalProperties: {} } }, required: ["type", "params"] },
+        },
+      },
+      required: ["subtasks"],
+    },
+  },
+};
+
+describe("standInReply", () => {
+  it("answers a plain request in marked, deterministic text that names the agent", () => {
+    const request = { model: "offline-stand-in", messages: [system("Assistant"), user("hello there")] };
+    const reply = standInReply(request);
+    expect(reply).toMatchObject({ toolCalls: [], finishReason: "stop" });
+    expect(reply.content.startsWith(STANDIN_MARK)).toBe(true);
+    expect(reply.content).toContain("Assistant's offline stand-in");
+    expect(reply.content).toContain('"hello there"');
+    expect(standInReply(structuredClone(request))).toEqual(reply);
+  });
+
+  it("calls the clock when offered one, never a tool that would need the network, then answers from the result", () => {
+    const messages = [system("Assistant"), user("what time is it?")];
+    const call = standInReply({ messages, tools: [fetchTool, clockTool] });
+    expect(call.finishReason).toBe("tool_calls");
+    expect(call.content).toBeNull();
+    expect(call.toolCalls).toEqual([{ id: "call_standin_1", type: "function", function: { name: "current_time", arguments: '{"timeZone":"UTC"}' } }]);
+
+    const answer = standInReply({
+      messages: [...messages, { role: "assistant", content: null, tool_calls: call.toolCalls }, { role: "tool", tool_call_id: "call_standin_1", content: '{"utc":"2026-01-01T00:00:00Z"}' }],
+      tools: [fetchTool, clockTool],
+    });
+    expect(answer.finishReason).toBe("stop");
+    expect(answer.content).toMatch(/^\[offline stand-in model\] .*current_time, which returned \{"utc":"2026-01-01T00:00:00Z"\}/);
+
+    expect(standInReply({ messages, tools: [fetchTool] }).finishReason).toBe("stop");
+    expect(standInReply({ messages, tools: [clockTool], tool_choice: "none" }).finishReason).toBe("stop");
+  });
+
+  it("calls the tool again for the next user message of a continuing conversation", () => {
+    const first = standInReply({ messages: [system("Assistant"), user("one")], tools: [clockTool] });
+    const history = [
+      system("Assistant"),
+      user("one"),
+      { role: "assistant", content: null, tool_calls: first.toolCalls },
+      { role: "tool", tool_call_id: first.toolCalls[0].id, content: "12:00" },
+      { role: "assistant", content: "answer one" },
+      user("two"),
+    ];
+    const second = standInReply({ messages: history, tools: [clockTool] });
+    expect(second.finishReason).toBe("tool_calls");
+    expect(second.toolCalls[0].id).toBe("call_standin_3");
+  });
+
+  it("delegates first, with a subtask of the first listed type and its params filled from the request", () => {
+    const reply = standInReply({ messages: [system("Researcher"), user("compare A2A and MCP")], tools: [clockTool, delegateTool] });
+    expect(reply.toolCalls[0].function.name).toBe("delegate");
+    expect(JSON.parse(reply.toolCalls[0].function.arguments)).toEqual({ subtasks: [{ type: "research", params: { question: "compare A2A and MCP" } }] });
+  });
+
+  it("answers from delegated results, quoting the question, instead of delegating again", () => {
+    const results = 'Results of the subtasks delegated so far:\n\n[round 1] research {"question":"compare A2A and MCP"} → done\n{"summary":"A2A is agent-to-agent"}';
+    const reply = standInReply({ messages: [system("Researcher"), user("compare A2A and MCP"), user(results)], tools: [delegateTool] });
+    expect(reply.finishReason).toBe("stop");
+    expect(reply.content.startsWith(STANDIN_MARK)).toBe(true);
+    expect(reply.content).toContain('You asked: "compare A2A and MCP"');
+    expect(reply.content).toContain("1 delegated subtask reported");
+    expect(reply.content).toContain("A2A is agent-to-agent");
+  });
+
+  it("puts only loopback URLs in tool calls: never a public site the instructions name", () => {
+    const readPage = {
+      type: "function",
+      function: {
+        name: "delegate",
+        description: 'Subtask types:\n- read_page: Read one page\n  params: {"type":"object","properties":{"url":{"type":"string","format":"uri"},"question":{"type":"string","minLength":1}},"required":["url","question"]}',
+        parameters: delegateTool.function.parameters,
+      },
+    };
+    const subtask = (systemText, pageOrigin) =>
+      JSON.parse(standInReply({ messages: [{ role: "system", content: systemText }, user("What is A2A?")], tools: [readPage] }, { pageOrigin }).toolCalls[0].function.arguments).subtasks[0];
+    expect(subtask("You are Researcher. Sites: https://a2a-protocol.org, https://developers.cloudflare.com.", "http://127.0.0.1:8791")).toEqual({
+      type: "read_page",
+      params: { url: "http://127.0.0.1:8791/pages/what-is-a2a", question: "What is A2A?" },
+    });
+    expect(subtask("You are Researcher. Sites: http://127.0.0.1:9999.", undefined).params.url).toBe("http://127.0.0.1:9999/pages/what-is-a2a");
+    expect(subtask("You are Researcher.", undefined).params.url).toBe("http://127.0.0.1/pages/what-is-a2a");
+  });
+});
+
+describe("the stand-in over HTTP", () => {
+  let model;
+  beforeAll(async () => {
+    model = await startStandInModel({ port: 0 });
+  });
+  afterAll(() => model.close());
+
+  const post = (body) => fetch(`${model.baseUrl}/chat/completions`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+
+  it("answers chat completions in the OpenAI shape", async () => {
+    const response = await post({ model: "offline-stand-in", messages: [system("Assistant"), user("hi")] });
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(body).toMatchObject({ object: "chat.completion", model: "offline-stand-in", choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant" } }] });
+    expect(body.choices[0].message.content.startsWith(STANDIN_MARK)).toBe(true);
+    expect(body.usage.total_tokens).toBeGreaterThan(0);
+  });
+
+  it("answers stream: true as server-sent events ending in [DONE]", async () => {
+    const response = await post({ messages: [user("hi")], tools: [clockTool], stream: true, stream_options: { include_usage: true } });
+    expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const events = (await response.text()).split("\n\n").filter(Boolean).map((e) => e.replace(/^data: /, ""));
+    expect(events.at(-1)).toBe("[DONE]");
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
+    expect(chunks[0].choices[0].delta.tool_calls[0]).toMatchObject({ index: 0, function: { name: "current_time" } });
+    expect(chunks[1].choices[0].finish_reason).toBe("tool_calls");
+    expect(chunks[2].usage.total_tokens).toBeGreaterThan(0);
+  });
+
+  it("serves pages that say they are stand-ins, for page-reading subtasks offline", async () => {
+    const response = await fetch(`${model.origin}/pages/what-is-a2a`);
+    expect(response.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(await response.text()).toContain("offline stand-in");
+  });
+
+  it("refuses what is not a chat completion", async () => {
+    expect((await post({ nope: true })).status).toBe(400);
+    expect((await fetch(`${model.origin}/v1/embeddings`, { method: "POST" })).status).toBe(404);
+    expect((await (await fetch(`${model.baseUrl}/models`)).json()).data[0].id).toBe("offline-stand-in");
+  });
+
+  it("runs the Worker's own client (ai + @ai-sdk/openai-compatible) through a tool loop to a final answer", async () => {
+    const provider = createOpenAICompatible({ name: "openai-compatible", baseURL: model.baseUrl });
+    const calls = [];
+    const result = await generateText({
+      model: provider.chatModel("offline-stand-in"),
+      instructions: "You are Assistant, a helpful agent.",
+      messages: [{ role: "user", content: "what time is it?" }],
+      tools: {
+        current_time: tool({
+          description: "The current time",
+          inputSchema: z.object({ timeZone: z.string().default("UTC") }),
+          execute: async (input) => {
+            calls.push(input);
+            return { utc: "2026-01-01T00:00:00.000Z" };
+          },
+        }),
+      },
+      stopWhen: stepCountIs(4),
+    });
+    expect(calls).toEqual([{ timeZone: "UTC" }]);
+    expect(result.steps).toHaveLength(2);
+    expect(result.text).toContain(STANDIN_MARK);
+    expect(result.text).toContain("2026-01-01T00:00:00.000Z");
+  });
+
+  it("delegates through the core's own delegate tool, then answers from the results as the core renders them", async () => {
+    // The coupling this pins: the stand-in reads the subtask catalogue from the
+    // delegate tool's description and spots results by how renderSubtaskResults writes them.
+    const provider = createOpenAICompatible({ name: "openai-compatible", baseURL: model.baseUrl });
+    const readPage = {
+      key: "read_page",
+      description: "Read one web page on an allowlisted site and summarise what it says about a question.",
+      params: z.object({ url: z.url(), question: z.string().min(1) }),
+      recipeVersion: 1,
+      recipe: async () => ({}),
+    };
+    const recorded = [];
+    const delegate = createDelegateTool({ types: new Map([["read_page", readPage]]), maxSubtasks: 4, record: (d) => void recorded.push(...d) });
+    const instructions = "You are Researcher. You can read pages on these sites only: https://a2a-protocol.org.";
+    const round1 = await generateText({
+      model: provider.chatModel("offline-stand-in"),
+      instructions,
+      messages: [{ role: "user", content: "What is A2A?" }],
+      tools: { delegate },
+      stopWhen: [() => recorded.length > 0, stepCountIs(4)],
+    });
+    expect(round1.steps).toHaveLength(1);
+    expect(recorded.map((d) => [d.type, d.params])).toEqual([["read_page", { url: `${model.origin}/pages/what-is-a2a`, question: "What is A2A?" }]]);
+
+    const rows = [{ round: 1, type: "read_page", paramsJson: JSON.stringify(recorded[0].params), status: "done", resultJson: '{"summary":"A2A lets agents talk"}', error: null }];
+    const round2 = await generateText({
+      model: provider.chatModel("offline-stand-in"),
+      instructions,
+      messages: [
+        { role: "user", content: "What is A2A?" },
+        { role: "user", content: `Results of the subtasks delegated so far:\n\n${renderSubtaskResults(rows)}` },
+      ],
+      tools: { delegate },
+      stopWhen: stepCountIs(4),
+    });
+    expect(recorded).toHaveLength(1);
+    expect(round2.text).toContain('You asked: "What is A2A?"');
+    expect(round2.text).toContain("A2A lets agents talk");
+  });
+});
