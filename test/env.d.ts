@@ -5,9 +5,6 @@ declare global {
     interface GlobalProps {
       mainModule: typeof import("../reference/worker.js");
     }
-    interface Env extends ReferenceEnv {
-      /** The simulated gatekeeper's private JWK (see vitest.config.ts). */
-      TEST_GATEKEEPER_KEY?: string;
-    }
+    interface Env extends ReferenceEnv {}
   }
 }

@@ -1,4 +1,16 @@
 // The test harness agent authors use in their own repos (workerd realm).
 // Never imported by a runtime subpath.
+export { createAgentHarness, type AgentHarness, type AgentHarnessOptions } from "./agent-harness.js";
+export { makeDoHelpers } from "./do-helpers.js";
+export { makeGatekeeperToken, type GatekeeperTokenOptions } from "./gatekeeper-token.js";
+export { interceptGatekeeper, type CapturedPush, type GatekeeperIntercept } from "./intercept-gatekeeper.js";
+export {
+  AGENT_FIXTURE_JWK,
+  GATEKEEPER_FIXTURE_JWK,
+  ROTATED_GATEKEEPER_FIXTURE_JWK,
+  fixtureKey,
+  publicHalf,
+  type FixtureKey,
+} from "./jwk-fixtures.js";
 export { mockModel, scriptedChoices, type ScriptedReply } from "./mock-model.js";
 export { MemorySession as FakeSession } from "../agent/session.js";

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:workers";
+import { GATEKEEPER_FIXTURE_JWK } from "@dynamicagents/core/testing";
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK, type JWTPayload } from "jose";
 import { ENDPOINT, GATEKEEPER, GATEKEEPER_JWKS, IDENTITY_CLAIM, TENANT_CLAIM } from "./constants.js";
 
@@ -8,15 +8,14 @@ interface KeyPair {
   publicJwk: JWK;
 }
 
-async function fromPrivateJwk(raw: string): Promise<KeyPair> {
-  const jwk = JSON.parse(raw) as JWK;
+async function fromPrivateJwk(jwk: JWK): Promise<KeyPair> {
   const privateKey = (await importJWK({ ...jwk, alg: "EdDSA" }, "EdDSA")) as CryptoKey;
   const { d: _d, ...publicJwk } = jwk;
   return { kid: jwk.kid!, privateKey, publicJwk: { ...publicJwk, alg: "EdDSA", use: "sig" } };
 }
 
-/** The simulated gatekeeper's current key (see vitest.config.ts). */
-export const gatekeeperKey = await fromPrivateJwk(env.TEST_GATEKEEPER_KEY!);
+/** The simulated gatekeeper's current key: the harness's own fixture, so both agree with the edge's JWKS cache. */
+export const gatekeeperKey = await fromPrivateJwk(GATEKEEPER_FIXTURE_JWK);
 
 export async function freshKeyPair(kid: string): Promise<KeyPair> {
   const { privateKey, publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });

@@ -1,0 +1,77 @@
+import { GATEKEEPER_FIXTURE_JWK, fixtureKey, publicHalf, type FixtureKey } from "./jwk-fixtures.js";
+import { makeGatekeeperToken } from "./gatekeeper-token.js";
+import { interceptGatekeeper, type GatekeeperIntercept } from "./intercept-gatekeeper.js";
+
+type Handler = { fetch(request: Request, env: any, ctx: ExecutionContext): Response | Promise<Response> };
+type Loopback = { fetch(request: Request): Promise<Response> };
+
+export interface AgentHarnessOptions {
+  /** The Worker: `exports.default` from `cloudflare:workers`, or a handler object together with `env`. */
+  worker: Handler | Loopback;
+  /** Needed when `worker` is a handler object. */
+  env?: unknown;
+  tenant: string;
+  /** The agent's origin as requests reach it. Default `https://agent.test`. */
+  origin?: string;
+  /** The simulated gatekeeper; must be in the Worker's GATEKEEPER_ORIGINS. Default `https://gatekeeper.test`. */
+  gatekeeper?: string;
+  /** Who is calling. Default a fresh identity per harness. */
+  identity?: { key: string; name?: string; kind?: string; workspaceId?: string };
+}
+
+export interface AgentHarness {
+  /** Sends one turn exactly as a gatekeeper does and returns the accepted task. */
+  send(text: string, options?: { messageId?: string; contextId?: string }): Promise<any>;
+  /** Any JSON-RPC method as this caller; resolves with the whole JSON-RPC reply. */
+  call(method: string, params?: Record<string, unknown>): Promise<{ result?: any; error?: { code: number; message: string } }>;
+  /** Serves the gatekeeper's JWKS and captures pushes until disposed (`using`). */
+  interceptGatekeeper(): GatekeeperIntercept;
+}
+
+const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
+
+/**
+ * Drives an agent the way a gatekeeper does, with the four facts every
+ * hand-written version gets wrong once: the audience is the endpoint, not
+ * the origin; the tenant claim matches `params.tenant`; SendMessage carries
+ * a push config on the gatekeeper's origin; and the gatekeeper's JWKS must be
+ * reachable or every call is a 401 about something else.
+ */
+export function createAgentHarness(options: AgentHarnessOptions): AgentHarness {
+  const origin = options.origin ?? "https://agent.test";
+  const gatekeeper = options.gatekeeper ?? "https://gatekeeper.test";
+  const endpoint = `${origin}/a2a`;
+  const identity = options.identity ?? { key: `harness-${crypto.randomUUID()}`, name: "Harness", kind: "user", workspaceId: "test" };
+  let key: Promise<FixtureKey> | undefined;
+  let ids = 0;
+
+  const call: AgentHarness["call"] = async (method, params = {}) => {
+    const token = await makeGatekeeperToken({ key: await (key ??= fixtureKey(GATEKEEPER_FIXTURE_JWK)), gatekeeper, endpoint, tenant: options.tenant, identity });
+    const request = new Request(endpoint, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}`, "A2A-Version": "1.0", "Content-Type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: ++ids, method, params: { tenant: options.tenant, ...params } }),
+    });
+    const response =
+      options.env === undefined ? await (options.worker as Loopback).fetch(request) : await (options.worker as Handler).fetch(request, options.env, ctx);
+    const text = await response.text();
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new Error(`${method}: HTTP ${response.status}, not JSON-RPC: ${text.slice(0, 300)}`);
+    }
+  };
+
+  return {
+    call,
+    async send(text, sendOptions = {}) {
+      const reply = await call("SendMessage", {
+        message: { messageId: sendOptions.messageId ?? crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }], ...(sendOptions.contextId ? { contextId: sendOptions.contextId } : {}) },
+        configuration: { taskPushNotificationConfig: { url: `${gatekeeper}/a2a/notifications`, token: `harness-${crypto.randomUUID()}` } },
+      });
+      if (reply.error) throw new Error(`SendMessage refused: ${reply.error.code} ${reply.error.message}`);
+      return reply.result.task;
+    },
+    interceptGatekeeper: () => interceptGatekeeper({ gatekeeper, jwks: [publicHalf(GATEKEEPER_FIXTURE_JWK)] }),
+  };
+}

@@ -1,0 +1,41 @@
+import { exports } from "cloudflare:workers";
+import { createAgentHarness, makeDoHelpers } from "@dynamicagents/core/testing";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+
+// The spec an agent author writes in their own repo: the harness plays the
+// gatekeeper, the model is outside (here the pool's OpenAI-compatible echo).
+describe("createAgentHarness", () => {
+  it("sends a turn as a gatekeeper does and receives the pushed answer", async () => {
+    const harness = createAgentHarness({ worker: exports.default, tenant: "assistant" });
+    using gatekeeper = harness.interceptGatekeeper();
+
+    const accepted = await harness.send("what's the weather?");
+    expect(accepted.status.state).toBe("TASK_STATE_SUBMITTED");
+
+    const done = await gatekeeper.terminal(accepted.id);
+    expect(done.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(done.artifacts[0].parts[0].text).toBe("echo: what's the weather?");
+    const push = gatekeeper.pushes.find((p) => p.body.task?.id === accepted.id)!;
+    expect(push.headers.get("Content-Type")).toBe("application/a2a+json");
+    expect((await harness.call("GetTask", { id: accepted.id })).result.status.state).toBe("TASK_STATE_COMPLETED");
+  });
+
+  it("keeps two harnesses' callers apart", async () => {
+    const alice = createAgentHarness({ worker: exports.default, tenant: "assistant" });
+    const bob = createAgentHarness({ worker: exports.default, tenant: "assistant" });
+    using _ = alice.interceptGatekeeper();
+    const task = await alice.send("mine");
+    expect((await bob.call("GetTask", { id: task.id })).error?.code).toBe(-32001);
+  });
+});
+
+describe("makeDoHelpers", () => {
+  it("runs a body against a fresh object's migrated tables", async () => {
+    const { withDb } = makeDoHelpers(env.ASSISTANT);
+    const created = await withDb("accepts a turn once", (db) =>
+      db.tasks.begin({ message: { messageId: "m1", role: "ROLE_USER", parts: [{ text: "hi" }] }, pushConfig: { url: "https://gatekeeper.test/a2a/notifications" } }),
+    );
+    expect(created.created).toBe(true);
+  });
+});
