@@ -1,13 +1,20 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { exportJWK, generateKeyPair } from "jose";
+import { resolve } from "node:path";
 import { defineConfig, defineProject } from "vitest/config";
+import { createVcr, recordFromEnv } from "./src/testing/node/index.js";
 
 // A fresh card key per run: nothing secret is committed, and no test can come
 // to depend on a particular key.
 const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
 const signingKey = JSON.stringify({ ...(await exportJWK(privateKey)), kid: "a2a-test" });
 
-/** `https://model.test/v1/chat/completions` answers "echo: <last user text>"; anything else is offline. */
+/**
+ * What a cassette is recorded against (RECORD=1): the fake OpenAI-compatible
+ * model at `https://model.test/v1/chat/completions`, which answers "echo:
+ * <last user text>"; anything else is offline. To record against a real
+ * endpoint instead, see cassettes/README.md.
+ */
 async function echoModelOrOffline(request: Request): Promise<Response> {
   if (request.method === "POST" && request.url === "https://model.test/v1/chat/completions") {
     const body = (await request.json()) as { model: string; messages: Array<{ role: string; content: unknown }> };
@@ -22,6 +29,25 @@ async function echoModelOrOffline(request: Request): Promise<Response> {
     });
   }
   return new Response(`tests are offline: ${request.method} ${request.url}`, { status: 503 });
+}
+
+// Every fetch a spec's Worker makes that no in-isolate fake answered arrives
+// here: replayed from cassettes/, or (RECORD=1) recorded. Nothing reaches a
+// real network in a replaying run.
+const vcr = createVcr({
+  cassettesDir: resolve(import.meta.dirname, "cassettes"),
+  record: recordFromEnv(),
+  upstream: process.env.RECORD_MODEL_BASE_URL ? realModel(process.env.RECORD_MODEL_BASE_URL, process.env.RECORD_MODEL_API_KEY) : echoModelOrOffline,
+});
+
+/** Recording against a real OpenAI-compatible endpoint: model.test is rewritten to it (cassettes/README.md). */
+function realModel(baseUrl: string, apiKey: string | undefined) {
+  return async (request: Request): Promise<Response> => {
+    if (!request.url.startsWith("https://model.test/v1/")) return echoModelOrOffline(request);
+    const headers = new Headers(request.headers);
+    if (apiKey) headers.set("authorization", `Bearer ${apiKey}`);
+    return fetch(request.url.replace("https://model.test/v1", baseUrl.replace(/\/$/, "")), { method: request.method, headers, body: await request.text() });
+  };
 }
 
 // The specs, inside real workerd.
@@ -42,10 +68,7 @@ const workerd = defineProject({
           OPENAI_MODEL: "primary-model",
           OPENAI_FALLBACK_MODEL: "fallback-model",
         },
-        // The Node side of the network: a deterministic OpenAI-compatible
-        // model for specs that drive an agent without faking fetch in workerd
-        // (the harness spec), and nothing else: no spec reaches a real network.
-        outboundService: echoModelOrOffline,
+        outboundService: (request: Request) => vcr.outboundService(request),
       },
     }),
   ],

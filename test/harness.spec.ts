@@ -1,10 +1,12 @@
 import { exports } from "cloudflare:workers";
-import { createAgentHarness, makeDoHelpers } from "@dynamicagents/core/testing";
+import { createAgentHarness, makeDoHelpers, setupRecording } from "@dynamicagents/core/testing";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 
 // The spec an agent author writes in their own repo: the harness plays the
-// gatekeeper, the model is outside (here the pool's OpenAI-compatible echo).
+// gatekeeper, and the model's HTTP is replayed from a cassette per test.
+setupRecording();
+
 describe("createAgentHarness", () => {
   it("sends a turn as a gatekeeper does and receives the pushed answer", async () => {
     const harness = createAgentHarness({ worker: exports.default, tenant: "assistant" });
@@ -24,9 +26,11 @@ describe("createAgentHarness", () => {
   it("keeps two harnesses' callers apart", async () => {
     const alice = createAgentHarness({ worker: exports.default, tenant: "assistant" });
     const bob = createAgentHarness({ worker: exports.default, tenant: "assistant" });
-    using _ = alice.interceptGatekeeper();
+    using gatekeeper = alice.interceptGatekeeper();
     const task = await alice.send("mine");
     expect((await bob.call("GetTask", { id: task.id })).error?.code).toBe(-32001);
+    // Let the turn finish inside this test, so its model call is in this test's cassette.
+    await gatekeeper.terminal(task.id);
   });
 });
 

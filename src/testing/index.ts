@@ -12,5 +12,6 @@ export {
   publicHalf,
   type FixtureKey,
 } from "./jwk-fixtures.js";
+export { cassetteName, setupRecording } from "./vcr.js";
 export { mockModel, scriptedChoices, type ScriptedReply } from "./mock-model.js";
 export { MemorySession as FakeSession } from "../agent/session.js";
