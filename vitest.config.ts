@@ -12,19 +12,43 @@ const signingKey = JSON.stringify({ ...(await exportJWK(privateKey)), kid: "a2a-
 /**
  * What a cassette is recorded against (RECORD=1): the fake OpenAI-compatible
  * model at `https://model.test/v1/chat/completions`, which answers "echo:
- * <last user text>"; anything else is offline. To record against a real
+ * <last user text>" (and, in a researcher's first round, delegates two
+ * read_page subtasks), and pages at `http://pages.test`; anything else is
+ * offline. To record against a real
  * endpoint instead, see cassettes/README.md.
  */
 async function echoModelOrOffline(request: Request): Promise<Response> {
+  if (request.method === "GET" && request.url.startsWith("http://pages.test/")) {
+    return new Response(`<html><body><p>${new URL(request.url).pathname} says the answer is 42.</p></body></html>`);
+  }
   if (request.method === "POST" && request.url === "https://model.test/v1/chat/completions") {
-    const body = (await request.json()) as { model: string; messages: Array<{ role: string; content: unknown }> };
+    const body = (await request.json()) as { model: string; messages: Array<{ role: string; content: unknown }>; tools?: Array<{ function: { name: string } }> };
+    const text = (m?: { content: unknown }) => String(m?.content ?? "");
     const last = [...body.messages].reverse().find((m) => m.role === "user");
+    const delegating = (body.tools ?? []).some((t) => t.function.name === "delegate") && !body.messages.some((m) => text(m).includes("[round "));
+    // A researcher's first round delegates two pages; everything else echoes.
+    const message = delegating
+      ? {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            {
+              id: "call_delegate",
+              type: "function",
+              function: {
+                name: "delegate",
+                arguments: JSON.stringify({ subtasks: [1, 2].map((n) => ({ type: "read_page", params: { url: `http://pages.test/page-${n}`, question: text(last) } })) }),
+              },
+            },
+          ],
+        }
+      : { role: "assistant", content: `echo: ${text(last).slice(0, 200)}` };
     return Response.json({
       id: "chatcmpl-echo",
       object: "chat.completion",
       created: 0,
       model: body.model,
-      choices: [{ index: 0, message: { role: "assistant", content: `echo: ${String(last?.content ?? "")}` }, finish_reason: "stop" }],
+      choices: [{ index: 0, message, finish_reason: delegating ? "tool_calls" : "stop" }],
       usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
     });
   }
@@ -67,6 +91,9 @@ const workerd = defineProject({
           OPENAI_BASE_URL: "https://model.test/v1",
           OPENAI_MODEL: "primary-model",
           OPENAI_FALLBACK_MODEL: "fallback-model",
+          // developers.cloudflare.com is faked inside workerd by the round specs;
+          // pages.test is served by the recorder's upstream (cassettes).
+          FETCH_ALLOWLIST: JSON.stringify(["https://developers.cloudflare.com", "http://pages.test"]),
         },
         outboundService: (request: Request) => vcr.outboundService(request),
       },

@@ -34,6 +34,22 @@ describe("createAgentHarness", () => {
   });
 });
 
+describe("the researcher, end to end", () => {
+  it("delegates, runs its subagents, announces progress and pushes the answer", async () => {
+    const harness = createAgentHarness({ worker: exports.default, tenant: "researcher" });
+    using gatekeeper = harness.interceptGatekeeper();
+
+    const accepted = await harness.send("what is the answer?");
+    const done = await gatekeeper.terminal(accepted.id);
+    expect(done.status.state).toBe("TASK_STATE_COMPLETED");
+    const progress = gatekeeper.pushes.filter((p) => p.body.statusUpdate?.taskId === accepted.id);
+    expect(progress.map((p) => p.body.statusUpdate.status.message.parts[0].text)).toEqual(["working: round 1, 2 subtasks (2 done)"]);
+    // Round 2 was shown both summaries of the pages the subagents read.
+    expect(done.artifacts[0].parts[0].text).toMatch(/^echo: Results of the subtasks delegated so far:/);
+    expect(done.artifacts[0].parts[0].text).toContain("http://pages.test/page-2");
+  });
+});
+
 describe("makeDoHelpers", () => {
   it("runs a body against a fresh object's migrated tables", async () => {
     const { withDb } = makeDoHelpers(env.ASSISTANT);
