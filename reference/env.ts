@@ -1,9 +1,10 @@
 import type { EdgeEnv } from "@dynamicagents/core/worker";
-import type { AssistantAgent, ResearcherAgent } from "./agents.js";
 
 export interface Env extends EdgeEnv {
-  ASSISTANT: DurableObjectNamespace<AssistantAgent>;
-  RESEARCHER: DurableObjectNamespace<ResearcherAgent>;
+  // Untyped on purpose: the edge and the Workflow only ever reach agents through
+  // the structural RPC surfaces core declares, never through the classes.
+  ASSISTANT: DurableObjectNamespace;
+  RESEARCHER: DurableObjectNamespace;
   TURN_WORKFLOW: Workflow;
   AI: Ai;
   OPENAI_BASE_URL?: string;
