@@ -42,7 +42,7 @@ async function echoModelOrOffline(request: Request): Promise<Response> {
             },
           ],
         }
-      : { role: "assistant", content: `echo: ${text(last).slice(0, 200)}` };
+      : { role: "assistant", content: `echo: ${text(last).slice(0, 2000)}` };
     return Response.json({
       id: "chatcmpl-echo",
       object: "chat.completion",

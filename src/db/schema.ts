@@ -108,6 +108,8 @@ export const subtasks = sqliteTable(
       .notNull()
       .references(() => tasks.id, { onDelete: "cascade" }),
     round: integer("round").notNull(),
+    /** Position in its round's delegations: results are shown to the model in this order, every time. */
+    ordinal: integer("ordinal").notNull().default(0),
     type: text("type").notNull(),
     paramsJson: text("params_json").notNull(),
     /** Of (type, params, recipe version): a finished result is valid for exactly this. */

@@ -44,18 +44,20 @@ export class SubtaskStore {
   delegate(taskId: string, round: number, created: NewSubtask[]): void {
     const at = this.now();
     const existing = this.decision(taskId, round);
-    const count = (existing?.kind === "delegate" ? existing.count : 0) + created.length;
+    const before = existing?.kind === "delegate" ? existing.count : 0;
+    const count = before + created.length;
     this.db.transaction((tx) => {
       tx.insert(rounds)
         .values({ taskId, round, decisionJson: JSON.stringify({ kind: "delegate", count }), createdAt: at })
         .onConflictDoUpdate({ target: [rounds.taskId, rounds.round], set: { decisionJson: JSON.stringify({ kind: "delegate", count }) } })
         .run();
-      for (const subtask of created) {
+      for (const [i, subtask] of created.entries()) {
         tx.insert(subtasks)
           .values({
             id: subtask.id,
             taskId,
             round,
+            ordinal: before + i,
             type: subtask.type,
             paramsJson: JSON.stringify(subtask.params),
             fingerprint: subtask.fingerprint,
@@ -73,7 +75,7 @@ export class SubtaskStore {
       .select()
       .from(subtasks)
       .where(and(eq(subtasks.taskId, taskId), eq(subtasks.round, round)))
-      .orderBy(asc(subtasks.createdAt), asc(subtasks.id))
+      .orderBy(asc(subtasks.ordinal))
       .all();
   }
 
@@ -83,7 +85,7 @@ export class SubtaskStore {
       .select()
       .from(subtasks)
       .where(and(eq(subtasks.taskId, taskId), lt(subtasks.round, round)))
-      .orderBy(asc(subtasks.round), asc(subtasks.createdAt), asc(subtasks.id))
+      .orderBy(asc(subtasks.round), asc(subtasks.ordinal))
       .all();
   }
 

@@ -3,7 +3,7 @@
 export { createAgentHarness, type AgentHarness, type AgentHarnessOptions } from "./agent-harness.js";
 export { makeDoHelpers } from "./do-helpers.js";
 export { makeGatekeeperToken, type GatekeeperTokenOptions } from "./gatekeeper-token.js";
-export { interceptGatekeeper, type CapturedPush, type GatekeeperIntercept } from "./intercept-gatekeeper.js";
+export { interceptGatekeeper, type CapturedPush, type GatekeeperIntercept, type InterceptOptions } from "./intercept-gatekeeper.js";
 export {
   AGENT_FIXTURE_JWK,
   GATEKEEPER_FIXTURE_JWK,

@@ -1,5 +1,5 @@
-import { vi } from "vitest";
 import type { JWK } from "jose";
+import { vi } from "vitest";
 
 export interface CapturedPush {
   url: string;
@@ -9,11 +9,29 @@ export interface CapturedPush {
 }
 
 export interface GatekeeperIntercept extends Disposable {
-  /** Every push the agent made, in order. */
+  /** Every request the Worker sent out while intercepted, as plain records (method and URL). */
+  readonly requests: Array<{ method: string; url: string }>;
+  /** Every push the gatekeeper accepted (answered 2xx), in order. */
   readonly pushes: CapturedPush[];
+  /** What the gatekeeper's JWKS serves; replace it to rotate keys mid-spec. */
+  jwks: JWK[];
   /** Resolves with the task once a push announces it in a terminal state. */
   terminal(taskId: string, options?: { timeoutMs?: number }): Promise<any>;
   restore(): void;
+}
+
+export interface InterceptOptions {
+  /** The gatekeeper's origin: its JWKS is served there, and POSTs there are pushes. */
+  gatekeeper: string;
+  jwks: JWK[];
+  /** More origins whose POSTs count as pushes (a second gatekeeper, a loopback one). */
+  pushOrigins?: string[];
+  /**
+   * Answers a request before the defaults do (a webhook that is down, a fake
+   * model, a page); `undefined` falls through. A push it answers with 2xx is
+   * still captured.
+   */
+  respond?: (request: Request) => Response | undefined | Promise<Response | undefined>;
 }
 
 const TERMINAL = new Set(["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"]);
@@ -24,34 +42,48 @@ const TERMINAL = new Set(["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STA
  * origin. Anything else goes to the real `fetch` (and from there to the test
  * pool's outbound service: a cassette recorder, say).
  */
-export function interceptGatekeeper(options: { gatekeeper: string; jwks: JWK[] }): GatekeeperIntercept {
-  const pushes: CapturedPush[] = [];
+export function interceptGatekeeper(options: InterceptOptions): GatekeeperIntercept {
   const original = globalThis.fetch;
-  const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const request = new Request(input as RequestInfo, init);
-    const url = new URL(request.url);
-    if (url.origin !== options.gatekeeper) return original(request);
-    if (request.method === "GET" && url.pathname === "/.well-known/jwks.json") {
-      return Response.json({ keys: options.jwks });
-    }
-    if (request.method === "POST") {
-      pushes.push({ url: request.url, headers: new Headers(request.headers), body: (await request.json()) as CapturedPush["body"] });
-      return new Response(null, { status: 200 });
-    }
-    return new Response("not found", { status: 404 });
-  });
-  return {
-    pushes,
+  const pushOrigins = new Set([options.gatekeeper, ...(options.pushOrigins ?? [])]);
+  const intercept: GatekeeperIntercept = {
+    requests: [],
+    pushes: [],
+    jwks: [...options.jwks],
     async terminal(taskId, { timeoutMs = 10_000 } = {}) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const push = pushes.find((p) => p.body.task?.id === taskId && TERMINAL.has(p.body.task.status?.state));
+        const push = intercept.pushes.find((p) => p.body.task?.id === taskId && TERMINAL.has(p.body.task.status?.state));
         if (push) return push.body.task;
-        if (Date.now() > deadline) throw new Error(`no terminal push for task ${taskId} within ${timeoutMs} ms (${pushes.length} pushes seen)`);
+        if (Date.now() > deadline) throw new Error(`no terminal push for task ${taskId} within ${timeoutMs} ms (${intercept.pushes.length} pushes seen)`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },
     restore: () => spy.mockRestore(),
     [Symbol.dispose]: () => spy.mockRestore(),
   };
+  const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+    const request = new Request(input as RequestInfo, init);
+    // Plain records: a Request belongs to the Durable Object that made it and
+    // cannot be read from the spec while that object is still busy.
+    intercept.requests.push({ method: request.method, url: request.url });
+    const url = new URL(request.url);
+    const isPush = request.method === "POST" && pushOrigins.has(url.origin);
+    const custom = options.respond ? await options.respond(request.clone()) : undefined;
+    if (custom) {
+      if (isPush && custom.ok) await capture(request);
+      return custom;
+    }
+    if (request.method === "GET" && url.origin === options.gatekeeper && url.pathname === "/.well-known/jwks.json") {
+      return Response.json({ keys: intercept.jwks });
+    }
+    if (isPush) {
+      await capture(request);
+      return new Response(null, { status: 200 });
+    }
+    return original(request);
+  });
+  async function capture(request: Request) {
+    intercept.pushes.push({ url: request.url, headers: new Headers(request.headers), body: (await request.json()) as CapturedPush["body"] });
+  }
+  return intercept;
 }

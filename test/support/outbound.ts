@@ -1,14 +1,10 @@
-import { vi } from "vitest";
-import { GATEKEEPER, GATEKEEPER_JWKS, OTHER_GATEKEEPER } from "./constants.js";
+import { interceptGatekeeper, type CapturedPush } from "@dynamicagents/core/testing";
+import { GATEKEEPER, OTHER_GATEKEEPER } from "./constants.js";
 import { gatekeeperKey } from "./gatekeeper.js";
 
 export const MODEL_BASE = "https://model.test/v1";
 
-export interface CapturedPush {
-  url: string;
-  headers: Headers;
-  body: any;
-}
+export type { CapturedPush };
 
 export interface ModelCall {
   model: string;
@@ -73,46 +69,48 @@ const lastUserText = (call: ModelCall) =>
   String([...call.messages].reverse().find((m) => m.role === "user")?.content ?? "");
 
 /**
- * Replaces the network for one spec: the simulated gatekeeper's JWKS and push
- * endpoints, and a fake OpenAI-compatible model. Anything else fails like an
- * unreachable host. Every request is recorded so a spec can assert on it.
+ * Replaces the network for one spec, on top of the harness's own gatekeeper
+ * interception: the simulated gatekeepers' JWKS and push endpoints, a fake
+ * OpenAI-compatible model, and pages. Anything else fails like an unreachable
+ * host. Every request is recorded so a spec can assert on it.
  */
 export function interceptOutbound(): Outbound {
+  const gatekeeper = interceptGatekeeper({
+    gatekeeper: GATEKEEPER,
+    jwks: [gatekeeperKey.publicJwk],
+    pushOrigins: [OTHER_GATEKEEPER, "http://127.0.0.1:9999"],
+    respond: async (request) => {
+      const reply = outbound.pushReplies.get(request.url);
+      if (reply) return reply();
+      if (request.url.startsWith(`${MODEL_BASE}/`)) {
+        const body = (await request.json()) as { model: string; messages: ModelCall["messages"]; tools?: Array<{ function: { name: string } }> };
+        const call: ModelCall = { model: body.model, messages: body.messages, tools: (body.tools ?? []).map((t) => t.function.name) };
+        outbound.modelCalls.push(call);
+        return outbound.model(call);
+      }
+      const page = outbound.pages.get(request.url);
+      if (request.method === "GET" && page) return page();
+      const known = [GATEKEEPER, OTHER_GATEKEEPER, "http://127.0.0.1:9999"].includes(new URL(request.url).origin);
+      if (!known) throw new TypeError(`network blocked in tests: ${request.method} ${request.url}`);
+      return undefined;
+    },
+  });
   const outbound: Outbound = {
-    requests: [],
-    jwks: { keys: [gatekeeperKey.publicJwk] },
+    requests: gatekeeper.requests,
+    get jwks() {
+      return { keys: gatekeeper.jwks };
+    },
+    set jwks(value: { keys: unknown[] }) {
+      gatekeeper.jwks = value.keys as never;
+    },
     pushReplies: new Map(),
     pages: new Map(),
-    pushes: [],
+    pushes: gatekeeper.pushes,
     modelCalls: [],
     model: (call) => chatCompletion(`echo: ${lastUserText(call)}`, call.model),
-    restore: () => spy.mockRestore(),
-    [Symbol.dispose]: () => spy.mockRestore(),
+    restore: () => gatekeeper.restore(),
+    [Symbol.dispose]: () => gatekeeper.restore(),
   };
-  const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const request = new Request(input as RequestInfo, init);
-    outbound.requests.push({ method: request.method, url: request.url });
-    if (request.url === GATEKEEPER_JWKS) {
-      return new Response(JSON.stringify(outbound.jwks), { headers: { "Content-Type": "application/json" } });
-    }
-    const reply = outbound.pushReplies.get(request.url);
-    if (request.url.startsWith(`${MODEL_BASE}/`)) {
-      const body = (await request.json()) as { model: string; messages: ModelCall["messages"]; tools?: Array<{ function: { name: string } }> };
-      const call: ModelCall = { model: body.model, messages: body.messages, tools: (body.tools ?? []).map((t) => t.function.name) };
-      outbound.modelCalls.push(call);
-      return outbound.model(call);
-    }
-    const page = outbound.pages.get(request.url);
-    if (request.method === "GET" && page) return page();
-    const origin = new URL(request.url).origin;
-    if (request.method === "POST" && (origin === GATEKEEPER || origin === OTHER_GATEKEEPER || origin === "http://127.0.0.1:9999")) {
-      const response = reply ? reply() : new Response(null, { status: 200 });
-      if (response.ok) outbound.pushes.push({ url: request.url, headers: new Headers(request.headers), body: await request.json() });
-      return response;
-    }
-    if (reply) return reply();
-    throw new TypeError(`network blocked in tests: ${request.method} ${request.url}`);
-  });
   return outbound;
 }
 
