@@ -1,0 +1,136 @@
+// A subagent killed mid-recipe resumes after its last finished chunk: the
+// whole Worker (workerd, Durable Objects, the subagent facet, the local
+// Workflow engine) is SIGKILLed while a subtask's second chunk (the summary)
+// waits on the model, then started again on the same storage. The caller's
+// Durable Object notices the lost turn, re-drives it, and the subtask
+// finishes without fetching its page again. (Inside the test pool an eviction
+// of a facet also stops the spec itself, so this runs against wrangler dev.)
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SignJWT, exportJWK, generateKeyPair } from "jose";
+import { afterAll, expect, it } from "vitest";
+import { groupAlive, spawnWrangler } from "../../../scripts/dev/wrangler.mjs";
+import { freshSigningJwk } from "../../../scripts/keys.mjs";
+
+const ROOT = new URL("../../..", import.meta.url).pathname;
+const home = mkdtempSync(join(tmpdir(), "subagent-resume-"));
+const stops = [];
+afterAll(async () => {
+  for (const stop of stops) await stop();
+  rmSync(home, { recursive: true, force: true });
+});
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+
+it("resumes the subtask of a killed Worker after its finished chunk", { timeout: 300_000 }, async () => {
+  const seen = { pages: 0, summaries: 0, hung: [] };
+  let pushed;
+  const done = new Promise((resolve) => (pushed = resolve));
+  const gatekeeperKey = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
+  const jwk = { ...(await exportJWK(gatekeeperKey.publicKey)), kid: "e2e-gk", alg: "EdDSA", use: "sig" };
+  const serverPort = await freePort();
+  const origin = `http://127.0.0.1:${serverPort}`;
+  const completion = (message) => ({ id: "x", object: "chat.completion", created: 0, model: "e2e", choices: [{ index: 0, message, finish_reason: message.tool_calls ? "tool_calls" : "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
+  const text = (m) => (typeof m?.content === "string" ? m.content : Array.isArray(m?.content) ? m.content.map((p) => p.text ?? "").join("") : "");
+  const server = createServer(async (req, res) => {
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    if (req.url === "/.well-known/jwks.json") return res.end(JSON.stringify({ keys: [jwk] }));
+    if (req.url === "/page-1") {
+      seen.pages++;
+      return res.end("<p>The page says the answer is 42.</p>");
+    }
+    if (req.url === "/v1/chat/completions") {
+      const request = JSON.parse(body);
+      res.setHeader("content-type", "application/json");
+      if (text(request.messages[0]).startsWith("Summarise")) {
+        // The first summary never comes back: the Worker is killed while it waits.
+        if (++seen.summaries === 1) return void seen.hung.push(res);
+        return res.end(JSON.stringify(completion({ role: "assistant", content: "It says 42." })));
+      }
+      if (JSON.stringify(request.messages).includes("[round 1]")) return res.end(JSON.stringify(completion({ role: "assistant", content: "resumed: the answer is 42" })));
+      const args = { subtasks: [{ type: "read_page", params: { url: `${origin}/page-1`, question: "what is the answer?" } }] };
+      return res.end(JSON.stringify(completion({ role: "assistant", content: null, tool_calls: [{ id: "d", type: "function", function: { name: "delegate", arguments: JSON.stringify(args) } }] })));
+    }
+    if (req.url === "/a2a/notifications") {
+      const push = JSON.parse(body);
+      res.end();
+      if (push.task) pushed(push.task);
+      return;
+    }
+    res.statusCode = 404;
+    res.end();
+  });
+  await new Promise((resolve) => server.listen(serverPort, "127.0.0.1", resolve));
+  stops.push(() => new Promise((resolve) => server.close(resolve)));
+
+  const signing = await freshSigningJwk();
+  const port = await freePort();
+  const start = async (name) => {
+    const worker = spawnWrangler({
+      root: ROOT,
+      port,
+      inspectorPort: await freePort(),
+      persistTo: join(home, "state"),
+      logFile: join(home, `${name}.log`),
+      vars: {
+        A2A_SIGNING_KEY: JSON.stringify(signing),
+        GATEKEEPER_ORIGINS: JSON.stringify([origin]),
+        OPENAI_BASE_URL: `${origin}/v1`,
+        OPENAI_MODEL: "e2e",
+        FETCH_ALLOWLIST: JSON.stringify([origin]),
+      },
+    });
+    stops.push(() => worker.stop());
+    await worker.ready(signing, 120_000);
+    return worker;
+  };
+
+  const first = await start("first");
+  const token = await new SignJWT({ "https://dynamicagents.dev/tenant": "researcher", "https://dynamicagents.dev/identity": { key: "e2e-resume" } })
+    .setProtectedHeader({ alg: "EdDSA", kid: "e2e-gk", jku: `${origin}/.well-known/jwks.json` })
+    .setIssuer(origin)
+    .setAudience(`${first.origin}/a2a`)
+    .setIssuedAt()
+    .setExpirationTime("10m")
+    .sign(gatekeeperKey.privateKey);
+  const accepted = await fetch(`${first.origin}/a2a`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "a2a-version": "1.0", "content-type": "application/json" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "SendMessage",
+      params: {
+        tenant: "researcher",
+        message: { messageId: "resume-1", role: "ROLE_USER", parts: [{ text: "what is the answer?" }] },
+        configuration: { taskPushNotificationConfig: { url: `${origin}/a2a/notifications`, token: "n" } },
+      },
+    }),
+  }).then((r) => r.json());
+  expect(accepted.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
+
+  // The subagent fetched its page (chunk 1, recorded) and waits on the summary (chunk 2).
+  for (let i = 0; i < 600 && seen.summaries === 0; i++) await new Promise((r) => setTimeout(r, 100));
+  expect(seen).toMatchObject({ pages: 1, summaries: 1 });
+
+  process.kill(-first.pgid, "SIGKILL");
+  for (let i = 0; i < 50 && groupAlive(first.pgid); i++) await new Promise((r) => setTimeout(r, 100));
+  for (const res of seen.hung) res.destroy();
+
+  await start("second");
+  const task = await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error("no terminal push within 240 s of the restart")), 240_000))]);
+  expect(task.status.state).toBe("TASK_STATE_COMPLETED");
+  expect(task.artifacts[0].parts[0].text).toBe("resumed: the answer is 42");
+  // The finished chunk was not run again; the unfinished one was.
+  expect(seen.pages).toBe(1);
+  expect(seen.summaries).toBe(2);
+});
