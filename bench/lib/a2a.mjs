@@ -45,10 +45,11 @@ export function a2aCaller({ origin, token }) {
       const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { tenant: TENANT, ...params } });
       return () => post(body);
     },
-    sendMessage: (text, pushUrl) =>
+    /** A new task (a fresh messageId each call) whose outcome is pushed to `pushUrl` with `token`. */
+    sendMessage: (text, pushUrl, token = "t") =>
       call("SendMessage", {
         message: { messageId: randomUUID(), role: "ROLE_USER", parts: [{ text }] },
-        configuration: { taskPushNotificationConfig: { url: pushUrl, token: "t" } },
+        configuration: { taskPushNotificationConfig: { url: pushUrl, token } },
       }),
   };
 }

@@ -7,6 +7,67 @@ const ms = (v) => (Number.isFinite(v) ? v.toFixed(2) : "n/a");
 const rate = (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString("en-US") : "n/a");
 const times = (v) => (Number.isFinite(v) ? `${v.toFixed(2)}×` : "n/a");
 const int = (v) => v.toLocaleString("en-US");
+const kib = (v) => (Number.isFinite(v) ? (v / 1024).toFixed(1) : "n/a");
+const pct = (v) => (Number.isFinite(v) ? `${(v * 100).toFixed(0)} %` : "n/a");
+
+/** The rows of a turn table. See turns.mjs for the timestamps t0…t4 and the README for what each segment holds. */
+const TURN_ROWS = [
+  ["accept", "accept: SendMessage → reply (submitted), t1−t0"],
+  ["acceptToPush", "accept → push, t4−t1"],
+  ["sendToPush", "SendMessage → push, t4−t0"],
+  ["ratio"],
+  ["toModel", "(a) reply → model request, t2−t1"],
+  ["model", "(b) model exchange at the fake model, t3−t2"],
+  ["fromModel", "(c) model reply → push, t4−t3"],
+  ["toSave", "(c1) model reply → save step's write in the DO"],
+  ["saveToPush", "(c2) save step's write → push"],
+  ["toDo", "(e) SendMessage → beginTask in the DO"],
+  ["doToModel", "(f) beginTask → model request"],
+  ["modelToReply", "model request → reply received, t1−t2"],
+];
+
+function turnSection(t) {
+  const share = (whole, key) => (t.shares[whole][key] ? pct(t.shares[whole][key].ofP50) : "");
+  const rows = TURN_ROWS.map(([key, label]) => {
+    if (key === "ratio") {
+      return [
+        "accept → push ÷ accept",
+        times(t.segments.acceptToPush.p50 / t.segments.accept.p50),
+        times(t.segments.acceptToPush.p99 / t.segments.accept.p99),
+        "",
+        "",
+      ];
+    }
+    const s = t.segments[key];
+    return [label, ms(s.p50), ms(s.p99), share("acceptToPush", key), share("sendToPush", key)];
+  });
+  return {
+    title: `Turns with a zero-latency model: ${int(t.turns)} turns, ${t.concurrency === 1 ? "one at a time" : `${t.concurrency} open at a time`} (${t.turnsPerS.toFixed(1)} turns/s)`,
+    headers: ["segment", "p50 ms", "p99 ms", "p50 ÷ p50 of accept → push", "p50 ÷ p50 of SendMessage → push"],
+    rows,
+    note: turnChecks(t),
+  };
+}
+
+/** One sentence: did every turn get exactly one push, of the right task, and nothing else? */
+function turnChecks(t) {
+  const c = t.checks;
+  const progress = c.progressPushes ? `, ${c.progressPushes} progress push(es) besides` : "";
+  const calls = Object.entries(c.modelCallsPerTurn)
+    .map(([n, turns]) => `${int(turns)} with ${n} model call(s)`)
+    .join(", ");
+  const tokens = c.callbackTokens;
+  const late = c.late ? `, later ${c.late.pushes} more push(es) and ${c.late.modelCalls} model call(s) for them` : "";
+  return (
+    `Checks: ${int(c.pushed)} of ${int(t.turns)} turns pushed, ${c.missing} missing, ${c.duplicatePushes} duplicate push(es)${late}${progress}; ` +
+    `${calls}; ${c.problems} push(es) not a completed task with the turn's own id, token, answer and headers; ` +
+    `${tokens.verified} of ${tokens.distinct} distinct callback JWT(s) verified against the Worker's JWKS; ` +
+    `model called before the reply was read in ${c.modelBeforeReply} turn(s); ` +
+    `of (b), the request body still arriving took p50 ${ms(t.modelBody.p50)} / p99 ${ms(t.modelBody.p99)} ms and the fake model itself ` +
+    `p50 ${ms(t.modelOwn.p50)} / p99 ${ms(t.modelOwn.p99)} ms; ` +
+    `the model request (the caller's conversation so far) was ${kib(t.modelRequestBytes.min)} to ${kib(t.modelRequestBytes.max)} KiB.`
+  );
+}
 
 const EDGE_LABELS = {
   card: "GET /.well-known/agent-card.json (no token)",
@@ -46,6 +107,7 @@ function sections(r) {
       headers: ["request", "p50 ms", "p99 ms"],
       rows: [...edgeRows(r.edge.sequential, false), ...ratioRows(r.edge.ratios.sequential, false)],
     },
+    ...["sequential", "concurrent"].filter((k) => r.turns?.[k]).map((k) => turnSection(r.turns[k])),
     {
       title: `ListTasks first page (pageSize ${c.pageSize}), ${int(c.listN)} sequential calls per caller`,
       headers: ["caller's Durable Object holds", "p50 ms", "p99 ms"],
@@ -57,9 +119,30 @@ function sections(r) {
     },
     {
       title: `Seeding with SendMessage, concurrency ${c.seedConcurrency}`,
-      headers: ["tasks created", "seconds", "tasks/s"],
-      rows: [[int(r.seeding.tasks), (r.seeding.elapsedMs / 1000).toFixed(1), rate(r.seeding.rps)]],
+      headers: ["tasks created", "seconds sending", "tasks/s", "fresh workerd (s)", "then turns settled in s", "seconds in all"],
+      rows: [
+        [
+          int(r.seeding.tasks),
+          (r.seeding.elapsedMs / 1000).toFixed(1),
+          rate(r.seeding.rps),
+          `${r.seeding.restarts} (${(r.seeding.restartMs / 1000).toFixed(1)})`,
+          (r.seeding.settleMs / 1000).toFixed(1),
+          (r.seeding.wallMs / 1000).toFixed(1),
+        ],
+      ],
     },
+    ...(r.seeding.marks?.length
+      ? [
+          {
+            title: "Seeding, tenth by tenth: a turn costs more the longer the caller's conversation",
+            headers: ["tasks so far", "seconds sending", "tasks/s over this tenth"],
+            rows: r.seeding.marks.map((m, i) => {
+              const prev = r.seeding.marks[i - 1] ?? { tasks: 0, sendingMs: 0 };
+              return [int(m.tasks), (m.sendingMs / 1000).toFixed(1), rate((m.tasks - prev.tasks) / ((m.sendingMs - prev.sendingMs) / 1000))];
+            }),
+          },
+        ]
+      : []),
   ];
 }
 
@@ -79,7 +162,16 @@ function machineLine(m) {
 }
 
 function gatekeeperLine(g) {
-  return `${g.jwks} JWKS fetch(es), ${g.completions} model call(s), ${g.notifications} push notification(s), ${g.turnTrafficWhileMeasuring} of those calls and pushes while requests were timed`;
+  const extra = g.completions - g.sendMessages;
+  return (
+    `${g.jwks} JWKS fetch(es), ${int(g.completions)} model call(s)${extra > 0 ? ` (${int(extra)} more than turns: history compaction)` : ""} ` +
+    `and ${int(g.notifications)} push notification(s) for ${int(g.sendMessages)} SendMessage calls, ` +
+    `${g.turnTrafficWhileMeasuring} of those calls and pushes while other requests were timed`
+  );
+}
+
+function workerLine(w) {
+  return `${w.processes} workerd process(es) one after another on the same storage (a fresh one every ${int(w.turnsPerProcess)} turns), state in ${w.stateDir}${w.storageMiB === null ? "" : ` (${int(w.storageMiB)} MiB at the end)`}`;
 }
 
 function warnings(r) {
@@ -87,21 +179,43 @@ function warnings(r) {
   if (r.worker.reloads > 0) {
     out.push(`wrangler reloaded the Worker ${r.worker.reloads} time(s) during the run (a source file changed): these figures mix code versions and cold isolates; run again.`);
   }
-  if (r.gatekeeper.jwks > 2) {
+  // One fetch per workerd process is the cache working; more is not.
+  if (r.gatekeeper.jwks > r.worker.processes + 1) {
     out.push(`the Worker fetched the gatekeeper's JWKS ${r.gatekeeper.jwks} times: verification is not being served from the JWKS cache.`);
+  }
+  // More model calls than turns can be history compaction (a summary is a model call); fewer cannot be right.
+  if (r.gatekeeper.completions < r.gatekeeper.sendMessages || r.gatekeeper.notifications !== r.gatekeeper.sendMessages) {
+    out.push(
+      `${int(r.gatekeeper.sendMessages)} SendMessage calls made ${int(r.gatekeeper.completions)} model calls and ${int(r.gatekeeper.notifications)} pushes: not one push and at least one model call per turn.`,
+    );
   }
   if (r.gatekeeper.turnTrafficWhileMeasuring > 0) {
     out.push(
       `turns were still running while requests were timed (${r.gatekeeper.turnTrafficWhileMeasuring} model calls and pushes reached the gatekeeper meanwhile): they compete for the same CPUs.`,
     );
   }
+  for (const t of Object.values(r.turns ?? {})) {
+    const c = t.checks;
+    const label = `${t.label} turns`;
+    if (c.missing > 0) out.push(`${label}: ${c.missing} turn(s) got no push.`);
+    if (c.duplicatePushes > 0 || c.late?.pushes > 0) out.push(`${label}: ${c.duplicatePushes + (c.late?.pushes ?? 0)} duplicate push(es).`);
+    const extraCalls = Object.entries(c.modelCallsPerTurn).filter(([n]) => Number(n) !== 1);
+    if (extraCalls.length > 0 || c.late?.modelCalls > 0) out.push(`${label}: not every turn made exactly one model call (${JSON.stringify(c.modelCallsPerTurn)}).`);
+    if (c.problems > 0) out.push(`${label}: ${c.problems} push(es) failed a check, e.g. ${c.firstProblems[0]}.`);
+    if (c.callbackTokens.failures.length > 0) out.push(`${label}: a callback JWT did not verify: ${c.callbackTokens.failures[0]}.`);
+    if (c.clockSkew > 0) {
+      out.push(
+        `${label}: in ${c.clockSkew} turn(s) a Durable Object timestamp fell outside the interval it must lie in, by up to ${ms(c.clockSkewMaxMs)} ms: (e) and (c1) read that much short, (f) and (c2) long.`,
+      );
+    }
+  }
   return out;
 }
 
 export function renderText(r) {
   const parts = [`A2A edge bench, ${r.date}`, `Machine: ${machineLine(r.machine)}`, ""];
-  for (const s of sections(r)) parts.push(s.title, textTable(s.headers, s.rows), "");
-  parts.push(`Gatekeeper saw: ${gatekeeperLine(r.gatekeeper)}.`);
+  for (const s of sections(r)) parts.push(s.title, textTable(s.headers, s.rows), ...(s.note ? [s.note] : []), "");
+  parts.push(`Gatekeeper saw: ${gatekeeperLine(r.gatekeeper)}.`, `Worker: ${workerLine(r.worker)}.`);
   for (const w of warnings(r)) parts.push(`WARNING: ${w}`);
   parts.push(`Total ${r.durationS.toFixed(0)} s.`);
   return parts.join("\n");
@@ -110,18 +224,19 @@ export function renderText(r) {
 export function renderReadme(r) {
   const c = r.config;
   const figures = sections(r)
-    .map((s) => `#### ${s.title}\n\n${mdTable(s.headers, s.rows)}`)
+    .map((s) => `#### ${s.title}\n\n${mdTable(s.headers, s.rows)}${s.note ? `\n\n${s.note}` : ""}`)
     .join("\n\n");
   const warned = warnings(r);
-  return `# Edge benchmark
+  return `# Edge and turn benchmark
 
 \`npm run bench\` starts the reference Worker under \`wrangler dev --local\` (real workerd, real
-Durable Objects with SQLite, storage in a throw-away directory), plays the gatekeeper itself
-(a loopback HTTP server that publishes the JWKS its tokens are signed with, accepts push
-notifications, and stands in for the model: \`OPENAI_BASE_URL\` points at it, so a turn never
-leaves the machine), and measures the edge over loopback HTTP with Node's \`fetch\`. Everything
-it starts it stops again, also on Ctrl-C or at the deadline. Most of a run is spent seeding
-${int(c.largeTasks)} tasks.
+Durable Objects with SQLite, the local Workflows engine, storage in a throw-away directory), plays
+the gatekeeper itself (a loopback HTTP server that publishes the JWKS its tokens are signed with,
+receives push notifications, and stands in for the model: \`OPENAI_BASE_URL\` points at it and it
+answers at once, so a turn never leaves the machine and never waits on a model), and measures
+over loopback HTTP with Node's \`fetch\`: the edge, turns end to end, and \`ListTasks\` against the
+number of tasks a caller holds. Everything it starts it stops again, also on Ctrl-C or at the
+deadline. Most of a run is spent seeding ${int(c.largeTasks)} tasks, each of which runs a turn.
 
 The machine running it is shared and noisy, so the bench never passes or fails on an absolute
 number. Read the **ratios**: each compares two things measured in the same run, against the
@@ -145,29 +260,160 @@ so a slow spell hits every kind alike.
   ${int(c.warmup)} warm-up requests per kind. req/s is requests over the wall time of that kind's blocks.
   **One at a time** — latency without queueing; its **floor** row is a GET to the bench's own
   Node server, i.e. what loopback HTTP and the client cost before workerd is involved at all.
+- **Turns** — \`SendMessage\` to push with a zero-latency model; see the next section.
 - **ListTasks first page** — \`ListTasks\` with \`pageSize: ${c.pageSize}\` and no page token, one call
   at a time, for two callers (two identity keys, so two Durable Objects) holding
   ${int(c.smallTasks)} and ${int(c.largeTasks)} tasks. The ratio shows how the first page grows with
   the caller's task count (the page is the same size; \`totalSize\` counts every task).
-- **Seeding** — how fast \`SendMessage\` created those tasks, ${c.seedConcurrency} in flight: accepting a
-  task is a verified call plus a Durable Object write (and, once turns run, starting one).
-- **Gatekeeper saw** — requests the Worker made to the bench's gatekeeper. JWKS fetches should
-  stay at 1: every token is verified against the edge's cached copy. Model calls and pushes
-  come from turns started by \`SendMessage\`; the bench waits for them to die down before timing
-  anything, and says so if some still arrived while requests were being timed.
+- **Seeding** — how fast \`SendMessage\` created those tasks, ${c.seedConcurrency} in flight. Each
+  one is accepted (a verified call, a Durable Object write) and runs a turn through the local
+  Workflows engine, and every one of those turns goes into the caller's one conversation (the
+  \`assistant\` keeps one per caller). Reading it walks the whole message path (\`agents/sessions\`:
+  a recursive query over every message, up to 10,000 of them), and the model request carries
+  it (about 50 bytes more per turn here, to some 130 KiB, until a compaction folds it at around
+  1,700 turns). So a turn costs more the more turns the caller has had: the tenth-by-tenth
+  table shows it, and it is why seeding is most of the run. Past about 5,000 turns (10,000
+  messages) it gets much slower still: the session keeps its running token estimate only for
+  paths of up to 10,000 messages (\`MAX_PATH_DEPTH\` in \`agents/sessions\`), so from there on every
+  append re-walks 10,000 rows. Seeding 10,000 tasks at 4 in flight, once, on this machine: the
+  first thousand took 27 s of sending, the fifth 95 s, the sixth 696 s, and the run was stopped
+  there; at that pace a default run would take well over an hour, which is why the figures
+  below may come from a smaller \`BENCH_LARGE_TASKS\` (the tables say how many). More in flight does not help: the
+  turns queue on the caller's one Durable Object. At 16 in flight, once the conversation had
+  passed its compaction threshold, about every turn set off a compaction of its own (some 500
+  model calls per 250 turns), \`SendMessage\` took seconds and one ran past the bench's 15 s
+  timeout at about 5,000 turns; at 4 in flight there were a few dozen extra summaries around the
+  threshold, one at a time exactly one. *seconds sending* and *tasks/s* count only the time
+  spent sending; *fresh workerd* is how many times, and for how long, the bench waited for
+  every turn to push and started a new workerd (see "Fresh workerd processes" below); *then
+  turns settled* is the wait for the last turns' pushes plus 2 s of quiet.
+- **Gatekeeper saw** — requests the Worker made to the bench's gatekeeper. The \`assistant\`
+  tenant keeps one conversation per caller, so each model request carries the caller's history
+  so far, and a caller with thousands of turns has it compacted now and then, a summary being
+  one more model call. JWKS fetches should
+  stay at one per workerd process: every token is verified against the edge's cached copy.
+  (A cold isolate hit by several verified calls at once fetches it once per call: on Workers,
+  jose does not share a pending fetch across requests. So the bench makes one verified call to
+  each fresh workerd before anything else.)
+  Every \`SendMessage\` of the run should have made exactly one model call and one push. Outside
+  the turn measurements the bench waits for turns to die down before timing anything, and says
+  so if some still arrived while requests were being timed.
 
 p50 and p99 are nearest-rank percentiles of per-request wall time in milliseconds, measured in
 the client, so they include loopback HTTP and wrangler's local proxy in front of workerd.
+
+### Turns
+
+One caller (one Durable Object) sends turns: ${int(c.turnWarmup)} to warm up, then
+${int(c.turnsSequential)} one at a time, then ${int(c.turns)} with ${c.turnConcurrency} open at a time (a turn is
+open from its \`SendMessage\` until its push arrives). Each turn has its own \`messageId\`, its own
+push URL (\`…/a2a/notifications?turn=<tag>\`) and notification token, and a user text that
+carries its tag; the fake model finds the tag in the model request (the last one: the request
+carries the caller's whole conversation, which grows by one exchange per turn) and answers
+\`ok <tag>\` at once.
+
+Timestamps are \`performance.now()\` in the bench process; everything is on loopback, so it is
+one clock: **t0** \`SendMessage\` sent, **t1** its reply (\`TASK_STATE_SUBMITTED\`) received, **t2**
+the model request reached the fake model, **t3** the fake model's reply handed to the kernel,
+**t4** the push's body fully received. Two more come from the Durable Object's clock, read off
+the tasks it returns: **begun**, the submitted task's \`status.timestamp\` (when \`beginTask\` ran),
+and **saved**, the pushed task's (when the save step's terminal write ran). That clock has whole
+milliseconds and moves only with the object's I/O (it can read a few milliseconds before the
+event it stamps), so these two are good to a few milliseconds, and can be early: the bench
+counts the turns where one falls outside the interval it must lie in and warns by how much.
+
+- **accept** = t1−t0; **accept → push** = t4−t1 = (a) + (b) + (c); **SendMessage → push** = t4−t0
+  = (e) + (f) + (b) + (c1) + (c2). **accept → push ÷ accept** compares the two halves.
+- **(a) reply → model request**, t2−t1: meant as "Workflow scheduling, the start step and the
+  run step until the model is called". It comes out **negative**: in (nearly) every turn the
+  model request reaches the fake model *before* the \`SendMessage\` reply reaches the client, so
+  that work happens inside accept, and (a) only says how much earlier. (e) and (f) time it.
+- **(b) model exchange at the fake model**, t3−t2: from the request's headers to the reply
+  handed to the kernel. The fake model answers as soon as it has read the request, so this is
+  mostly the request body still arriving (workerd sends it, and under load it may send it in
+  pieces); the checks line splits (b) into that and the fake model's own time, which shows the
+  model adds nothing.
+- **(c) model reply → push**, t4−t3: the caller's Durable Object reads the answer (the \`ai\` SDK
+  parses it) and records the outcome, the run step returns and the engine stores its result;
+  the save step (the guarded terminal write in the DO); the targets step (the DO lists the push
+  configs); the deliver step (the DO is read again, the callback JWT signed or reused, the POST);
+  the push's HTTP to the bench. Split at the save step's write:
+  - **(c1) model reply → save step's write**: the DO recording the outcome, the end of the run
+    step, the engine scheduling the save step and its call reaching the DO;
+  - **(c2) save step's write → push**: the rest of the save step, the targets and deliver steps,
+    and the delivery's HTTP (on loopback that is about the floor row: well under a millisecond).
+- **(e) SendMessage → beginTask in the DO**, begun−t0: client, wrangler's proxy, the edge (token
+  verification, envelope), the RPC into the caller's Durable Object.
+- **(f) beginTask → model request**, t2−begun: \`beginTask\` (task and turn record, alarm), the
+  Workflow instance created (not awaited by \`beginTask\`) and scheduled, the start step (the DO
+  marks the task working), the run step up to the DO's model request.
+- **model request → reply received**, t1−t2: how long after the model was called the client
+  got its \`submitted\` reply.
+
+Every segment after (e) mixes the local Workflow engine's own work (each instance is a Durable
+Object of the engine with its own SQLite: creating it, storing each step's result, scheduling
+the next step) with the caller's Durable Object's (an RPC and a few SQLite statements per
+step). From outside, the bench cannot pull those two apart: its only cut points are the model
+call and the save step's write. Delivery proper (signing, the POST) sits inside (c2).
+
+The share columns give each segment's median over the median of accept → push or of
+SendMessage → push; medians do not add up, and a negative (a) makes a negative share.
+\`bench/results/latest.json\` also has each segment's share of the summed time (\`ofSum\`), which
+does add up to 100 %.
+
+**Why accept holds the Workflow's first steps.** \`beginTask\` hands the Workflow to
+\`ctx.waitUntil\` and returns; nothing in the code waits for it. Yet the reply arrives just after
+the model request, and by hand, with the fake model answering after 300 ms instead of at once,
+accept stayed where it was and the model request still came first: the reply waits for
+the work the Workflow queued ahead of it (up to the point where the DO awaits the model), not
+for the model. Locally, workerd runs the edge, the Durable Objects and the Workflows engine in
+one process, and a Durable Object holds its outgoing messages until its storage writes are
+confirmed (the output gate), while the start and run steps keep writing to the same object.
+Which of the two holds the reply the bench cannot tell. In production the engine runs the
+instance elsewhere, so do not read the local accept as production's.
+
+Each push is checked: \`Content-Type: application/a2a+json\`, a Bearer JWT (each distinct one is
+verified against the Worker's own JWKS: signature, \`iss\` the Worker's origin, \`aud\` the push
+URL without its query), the turn's notification token, the accepted task's id, the state
+\`TASK_STATE_COMPLETED\`, and the model's answer for this very turn. Counted and reported: turns
+with no push within 60 s, duplicate pushes (also late ones, until the end of the run), and
+model calls per turn (one each: a second one would mean the turn ran twice).
+
+### Fresh workerd processes, tmpfs, no trace collector
+
+Locally, every Workflow instance is a Durable Object with its own SQLite file, and workerd
+keeps it open after the instance has finished: about 3.2 open files per turn, none released
+after 90 s idle. With this machine's open-file limit (20,000, also the hard limit) a single
+workerd fails after about 6,000 turns: \`SQLITE_CANTOPEN\`, then every \`SendMessage\` answers an
+internal error. So each workerd gets at most ${int(r.worker.turnsPerProcess)} turns (${
+    c.turnsPerWorker === undefined ? "70 % of the open-file limit, at 3.5 files per turn" : "set by `BENCH_TURNS_PER_WORKER`"
+  }),
+after which the bench waits until every turn has pushed and starts a fresh workerd on the same
+storage; it opens only what it touches. Callers' Durable Objects keep their
+tasks across it. The edge and turn figures come from the first process, ListTasks from the
+last, each after its own warm-up.
+
+The storage goes to tmpfs (\`/dev/shm\`) when it has room (about 0.3 MiB per turn: some 3 GiB
+of memory with the default counts, given back at the end), and wrangler's local trace collector
+(\`X_LOCAL_OBSERVABILITY=false\`: it writes every invocation's tail events to SQLite for the local
+explorer) is off: both are dev tooling, not what a request costs. Measured once on this
+machine at commit 9b8a4cc (before turns kept a conversation), seeding 1,000 turns ran at about
+24 tasks/s with both as they were, 33–42 with either changed, and 84 with both. Figures from
+runs before these settings (commit 8cb97af's README) were measured on disk with the collector
+on and are slower; they do not compare with these.
 
 Caveats:
 
 - Client, wrangler (a Node process proxying every request) and workerd share the machine's
   CPUs, so absolute figures say little about production; on 2 cores, concurrency 8 mostly
   queues (compare its p50 with the one-at-a-time p50). The ratios are the point.
+- The local Workflows engine is not production's: there, instances run elsewhere and every
+  step's result is stored remotely. The turn breakdown says where the time goes in this
+  engine, on this machine.
 - A p99 over a few hundred requests is a handful of samples: a single stall of the machine
   moves it. Trust the p50 ratios first.
 - \`wrangler dev\` rebuilds and restarts the Worker when a source file changes. The bench
-  stops with an error when that happens: run it on a quiet tree.
+  stops with an error when that happens: run it on a quiet tree (or a clone).
 
 ## How to run
 
@@ -185,19 +431,27 @@ and rewrites this README with them. Counts are set by environment variables:
 | \`BENCH_SEQ_N\` | 1000 | requests per kind one at a time |
 | \`BENCH_WARMUP\` | 200 | warm-up requests per kind |
 | \`BENCH_ROUNDS\` | 4 | alternating blocks each kind's requests are split into |
+| \`BENCH_TURNS\` | 200 | turns with \`BENCH_TURN_CONCURRENCY\` open at a time |
+| \`BENCH_TURN_CONCURRENCY\` | 4 | turns open at a time |
+| \`BENCH_TURNS_SEQUENTIAL\` | 200 | turns one at a time (0: none) |
+| \`BENCH_TURN_WARMUP\` | 10 | warm-up turns, not reported |
 | \`BENCH_LIST_N\` | 500 | ListTasks calls per caller |
 | \`BENCH_SMALL_TASKS\` | 100 | tasks of the small caller |
-| \`BENCH_LARGE_TASKS\` | 10000 | tasks of the large caller |
-| \`BENCH_SEED_CONCURRENCY\` | 16 | SendMessage calls in flight while seeding |
-| \`BENCH_DEADLINE_S\` | 900 | the whole run is abandoned (and cleaned up) after this |
+| \`BENCH_LARGE_TASKS\` | 4000 | tasks of the large caller (10,000 takes over an hour here: see Seeding) |
+| \`BENCH_SEED_CONCURRENCY\` | 4 | SendMessage calls in flight while seeding |
+| \`BENCH_TURNS_PER_WORKER\` | from the open-file limit | turns a workerd runs before a fresh one takes over |
+| \`BENCH_STATE_DIR\` | \`/dev/shm\` if it has room, else the temp dir | where the throw-away storage goes |
+| \`BENCH_DEADLINE_S\` | 7200 | the whole run is abandoned (and cleaned up) after this |
 
-For a quick check: \`BENCH_N=300 BENCH_SEQ_N=100 BENCH_LIST_N=50 BENCH_LARGE_TASKS=1000 npm run bench\` (it rewrites
-this README too).
+For a quick check: \`BENCH_N=300 BENCH_SEQ_N=100 BENCH_LIST_N=50 BENCH_TURNS=60 BENCH_TURNS_SEQUENTIAL=30 BENCH_LARGE_TASKS=1000 npm run bench\`
+(it rewrites this README too). \`BENCH_LARGE_TASKS=4000\` stays below the slow-down past 5,000
+turns and takes about 7 minutes.
 
 ## Figures of the last run
 
 ${r.date} on ${machineLine(r.machine)}${r.machine.commit ? `, commit ${r.machine.commit}` : ""}.
 The run took ${r.durationS.toFixed(0)} s. The gatekeeper saw ${gatekeeperLine(r.gatekeeper)}.
+The Worker ran as ${workerLine(r.worker)}.
 ${warned.length ? `\n**Warnings:**\n\n${warned.map((w) => `- ${w}`).join("\n")}\n` : ""}
 ${figures}
 `;

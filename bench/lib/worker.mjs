@@ -15,12 +15,13 @@ const LOG_LINES = 60;
  *
  * Durable Object storage goes to a fresh temporary directory: every run starts
  * from empty callers, and the bench never writes into a developer's
- * `.wrangler/state`.
+ * `.wrangler/state`. Pass `persistTo` to start on the storage of an earlier
+ * worker instead (its owner removes it); otherwise `stop` removes it.
  */
-export async function spawnWorker({ root, vars }) {
+export async function spawnWorker({ root, vars, persistTo: given, env = {} }) {
   const port = await freePort();
   const inspectorPort = await freePort();
-  const persistTo = await mkdtemp(join(tmpdir(), "a2a-bench-"));
+  const persistTo = given ?? (await mkdtemp(join(tmpdir(), "a2a-bench-")));
   const args = [
     "dev",
     "--local",
@@ -43,6 +44,7 @@ export async function spawnWorker({ root, vars }) {
       // own Node first, as `npm run` does, so running this file with an older system Node still works.
       PATH: `${join(root, "node_modules", ".bin")}${delimiter}${process.env.PATH ?? ""}`,
       WRANGLER_SEND_METRICS: "false",
+      ...env,
       NO_COLOR: "1",
       FORCE_COLOR: "0",
     },
@@ -54,7 +56,8 @@ export async function spawnWorker({ root, vars }) {
   const state = { reloads: 0, exited: null };
   const collect = (chunk) => {
     for (const line of chunk.toString().split("\n")) {
-      if (!line.trim()) continue;
+      // One line per request drowns whatever went wrong: the tail keeps everything else.
+      if (!line.trim() || /^\[wrangler:info\] (GET|POST) \S+ \d{3}/.test(line)) continue;
       log.push(line);
       if (log.length > LOG_LINES) log.shift();
       if (/reloading local server/i.test(line)) state.reloads++;
@@ -70,10 +73,12 @@ export async function spawnWorker({ root, vars }) {
   const worker = {
     port,
     origin: `http://127.0.0.1:${port}`,
+    persistTo,
+    pid: child.pid,
     state,
     logTail: () => log.join("\n"),
     ready: (timeoutMs) => waitUntilReady(worker, timeoutMs),
-    stop: () => stopGroup(child, exited).finally(() => rm(persistTo, { recursive: true, force: true })),
+    stop: () => stopGroup(child, exited).finally(() => (given ? undefined : rm(persistTo, { recursive: true, force: true }))),
   };
   return worker;
 }
