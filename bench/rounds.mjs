@@ -9,6 +9,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SignJWT, exportJWK, generateKeyPair } from "jose";
+import { jsonRpc } from "../scripts/dev/gatekeeper.mjs";
 import { describeMachine } from "./lib/machine.mjs";
 import { freePort } from "./lib/net.mjs";
 import { summarize } from "./lib/stats.mjs";
@@ -118,21 +119,11 @@ async function main() {
 
     const turn = async (plan) => {
       const started = performance.now();
-      const response = await fetch(`${worker.origin}/a2a`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}`, "a2a-version": "1.0", "content-type": "application/json" },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "SendMessage",
-          params: {
-            tenant: "researcher",
-            message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: `bench plan: ${plan.join(",")}` }] },
-            configuration: { taskPushNotificationConfig: { url: `${server.origin}/a2a/notifications`, token: "t" } },
-          },
-        }),
+      const { result, error } = await jsonRpc(`${worker.origin}/a2a`, token, "SendMessage", {
+        tenant: "researcher",
+        message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: `bench plan: ${plan.join(",")}` }] },
+        configuration: { taskPushNotificationConfig: { url: `${server.origin}/a2a/notifications`, token: "t" } },
       });
-      const { result, error } = await response.json();
       if (error) throw new Error(`SendMessage: ${error.message}`);
       const task = await Promise.race([server.waitFor(result.task.id), new Promise((_, reject) => setTimeout(() => reject(new Error("no push in 120 s")), 120_000))]);
       if (task.status.state !== "TASK_STATE_COMPLETED") throw new Error(`turn ended ${task.status.state}`);

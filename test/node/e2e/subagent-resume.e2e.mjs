@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SignJWT, exportJWK, generateKeyPair } from "jose";
 import { afterAll, expect, it } from "vitest";
+import { jsonRpc } from "../../../scripts/dev/gatekeeper.mjs";
 import { groupAlive, spawnWrangler } from "../../../scripts/dev/wrangler.mjs";
 import { freshSigningJwk } from "../../../scripts/keys.mjs";
 
@@ -102,20 +103,11 @@ it("resumes the subtask of a killed Worker after its finished chunk", { timeout:
     .setIssuedAt()
     .setExpirationTime("10m")
     .sign(gatekeeperKey.privateKey);
-  const accepted = await fetch(`${first.origin}/a2a`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "a2a-version": "1.0", "content-type": "application/json" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "SendMessage",
-      params: {
-        tenant: "researcher",
-        message: { messageId: "resume-1", role: "ROLE_USER", parts: [{ text: "what is the answer?" }] },
-        configuration: { taskPushNotificationConfig: { url: `${origin}/a2a/notifications`, token: "n" } },
-      },
-    }),
-  }).then((r) => r.json());
+  const accepted = await jsonRpc(`${first.origin}/a2a`, token, "SendMessage", {
+    tenant: "researcher",
+    message: { messageId: "resume-1", role: "ROLE_USER", parts: [{ text: "what is the answer?" }] },
+    configuration: { taskPushNotificationConfig: { url: `${origin}/a2a/notifications`, token: "n" } },
+  });
   expect(accepted.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
 
   // The subagent fetched its page (chunk 1, recorded) and waits on the summary (chunk 2).
