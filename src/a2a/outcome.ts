@@ -1,4 +1,4 @@
-import { ErrorCode, RpcError, toRpcErrorValue, type RpcErrorValue } from "./errors.js";
+import { RpcError, toRpcErrorValue, type RpcErrorValue } from "./errors.js";
 
 /**
  * What a Durable Object RPC method returns. Errors travel as values because
@@ -21,5 +21,3 @@ export function unwrap<T>(outcome: Outcome<T>): T {
   if (outcome.ok) return outcome.value;
   throw new RpcError(outcome.error.code, outcome.error.message, outcome.error.data);
 }
-
-export const internalError = (message: string) => new RpcError(ErrorCode.INTERNAL_ERROR, message);

@@ -12,3 +12,4 @@ export {
   type TaskJson,
 } from "./task-store.js";
 export { ensurePluginStores } from "./plugin-stores.js";
+export { shapeTask } from "./task-shape.js";

@@ -4,6 +4,7 @@ import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { ErrorCode, RpcError, invalidParams, taskNotCancelable, taskNotFound, unsupportedOperation } from "../a2a/errors.js";
 import { isTerminal, stateName } from "../a2a/task-state.js";
 import { decodeCursor, encodeCursor } from "./list-cursor.js";
+import { shapeTask as shape } from "./task-shape.js";
 import { pushConfigs, tasks } from "./schema.js";
 
 /** A task as it crosses Durable Object RPC: its A2A wire JSON. */
@@ -191,15 +192,4 @@ export class TaskStore {
       totalSize: total,
     };
   }
-}
-
-/** Applies `historyLength` (the newest N messages; 0 means none) and `includeArtifacts`. */
-function shape(task: TaskJson, options: { historyLength?: number; includeArtifacts: boolean }): TaskJson {
-  const out: TaskJson = { ...task };
-  if (!options.includeArtifacts) delete out.artifacts;
-  if (options.historyLength !== undefined && Array.isArray(out.history)) {
-    out.history = options.historyLength === 0 ? [] : out.history.slice(-options.historyLength);
-    if ((out.history as unknown[]).length === 0) delete out.history;
-  }
-  return out;
 }

@@ -1,4 +1,4 @@
-import { asc, eq } from "drizzle-orm";
+import { asc, count, eq } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { turns } from "./schema.js";
 
@@ -53,6 +53,6 @@ export class TurnLedger {
   }
 
   get size(): number {
-    return this.db.select({ taskId: turns.taskId }).from(turns).all().length;
+    return this.db.select({ n: count() }).from(turns).get()?.n ?? 0;
   }
 }

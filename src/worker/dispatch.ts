@@ -4,7 +4,8 @@ import { assertTextWithinLimit } from "../a2a/limits.js";
 import { unwrap } from "../a2a/outcome.js";
 import { validatePushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
-import type { PushConfigJson, TaskJson } from "../db/task-store.js";
+import { shapeTask } from "../db/task-shape.js";
+import type { PushConfigJson } from "../db/task-store.js";
 import type { CardCache } from "./card-cache.js";
 import type { TaskAgentStub } from "./options.js";
 import {
@@ -42,7 +43,7 @@ const sendMessage: Method = async (params, ctx) => {
       pushConfig: TaskPushNotificationConfig.toJSON(pushConfig) as PushConfigJson,
     }),
   );
-  return { task: withHistoryLength(task, input.historyLength) };
+  return { task: shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true }) };
 };
 
 const getTask: Method = async (params, ctx) => {
@@ -104,9 +105,3 @@ export async function dispatch(method: string, params: Record<string, unknown>, 
   return run(params, ctx);
 }
 
-function withHistoryLength(task: TaskJson, historyLength: number | undefined): TaskJson {
-  if (historyLength === undefined || !Array.isArray(task.history)) return task;
-  const history = historyLength === 0 ? [] : task.history.slice(-historyLength);
-  const { history: _dropped, ...rest } = task;
-  return history.length ? { ...rest, history } : (rest as TaskJson);
-}

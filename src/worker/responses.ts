@@ -1,5 +1,5 @@
 import type { TokenRefused } from "../a2a/verify-token.js";
-import { rpcError, type JsonRpcId } from "../a2a/jsonrpc.js";
+import { rpcError, rpcResult, type JsonRpcId } from "../a2a/jsonrpc.js";
 import type { RpcError } from "../a2a/errors.js";
 
 const JSON_HEADERS = { "Content-Type": "application/json" };
@@ -34,7 +34,7 @@ export function jsonRpcError(id: JsonRpcId, error: RpcError, status = 200): Resp
 }
 
 export function jsonRpcResult(id: JsonRpcId, result: unknown): Response {
-  return new Response(JSON.stringify({ jsonrpc: "2.0", id, result }), { status: 200, headers: JSON_HEADERS });
+  return new Response(JSON.stringify(rpcResult(id, result)), { status: 200, headers: JSON_HEADERS });
 }
 
 /** A deployment whose secrets are wrong cannot serve anyone; the message says which one. */
