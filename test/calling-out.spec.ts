@@ -3,7 +3,8 @@ import { introspectWorkflow, runInDurableObject } from "cloudflare:test";
 import { loadSigningKey, signCallbackJwt, signCallerToken } from "@dynamicagents/core/a2a";
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
-import { ORIGIN } from "./support/constants.js";
+import { callerObjectName } from "@dynamicagents/core/worker";
+import { GATEKEEPER, ORIGIN } from "./support/constants.js";
 import { interceptOutbound } from "./support/outbound.js";
 import { call, referenceWorker, sendParams } from "./support/rpc.js";
 
@@ -69,7 +70,7 @@ describe("requireSelfOrigin", () => {
     await workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("not needed here")));
     using _ = interceptOutbound();
     const key = `caller-${crypto.randomUUID()}`;
-    const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(JSON.stringify(["assistant", key])));
+    const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key })));
     type Probe = { requireSelfOrigin(): string; selfOrigin(): string | undefined };
     await runInDurableObject(stub, (instance) => {
       expect((instance as unknown as Probe).selfOrigin()).toBeUndefined();

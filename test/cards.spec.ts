@@ -1,6 +1,6 @@
 import { AgentCard, canonicalizeAgentCard, verifyAgentCardSignature } from "@a2a-js/sdk";
 import { canonicalCardPayload } from "@dynamicagents/core/a2a";
-import { decodeProtectedHeader, importJWK, type JWK } from "jose";
+import { decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import { describe, expect, it, vi } from "vitest";
 import { ORIGIN } from "./support/constants.js";
 import { isolatedEdge } from "./support/isolated-edge.js";
@@ -41,6 +41,61 @@ describe("the JWKS", () => {
     expect(weak.status).toBe(304);
     const stale = await get("/.well-known/jwks.json", { "If-None-Match": '"stale"' });
     expect(stale.status).toBe(200);
+  });
+});
+
+describe("the JWKS during a rotation (A2A_PREVIOUS_PUBLIC_KEYS)", () => {
+  const previousKey = async (kid: string) => {
+    const { publicKey, privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
+    return { public: { ...(await exportJWK(publicKey)), kid }, private: { ...(await exportJWK(privateKey)), kid } };
+  };
+  const jwksOf = (vars: Record<string, string>, headers: Record<string, string> = {}) => get("/.well-known/jwks.json", headers, isolatedEdge({}, vars).fetch);
+
+  it("publishes each previous key after the current one, as {kty, crv, x, kid, alg, use}", async () => {
+    const [a, b] = [await previousKey("a2a-2026-01-01-0badc0de"), await previousKey("a2a-2026-06-01-feedf00d")];
+    const previous = JSON.stringify([{ ...a.public, key_ops: ["verify"] }, { ...b.public, alg: "EdDSA", use: "sig" }]);
+    const res = await jwksOf({ A2A_PREVIOUS_PUBLIC_KEYS: previous });
+    expect(res.status).toBe(200);
+    const { keys } = (await res.json()) as { keys: Record<string, unknown>[] };
+    expect(keys.map((k) => k.kid)).toEqual(["a2a-test", a.public.kid, b.public.kid]);
+    expect(keys[1]).toEqual({ kty: "OKP", crv: "Ed25519", x: a.public.x, kid: a.public.kid, alg: "EdDSA", use: "sig" });
+    expect(keys[2]).toEqual({ kty: "OKP", crv: "Ed25519", x: b.public.x, kid: b.public.kid, alg: "EdDSA", use: "sig" });
+
+    // The ETag covers the whole body: it differs from the current key alone, and still answers 304.
+    const etag = res.headers.get("ETag")!;
+    expect(etag).not.toBe((await jwksOf({})).headers.get("ETag"));
+    expect((await jwksOf({ A2A_PREVIOUS_PUBLIC_KEYS: previous }, { "If-None-Match": etag })).status).toBe(304);
+  });
+
+  it("refuses a private previous key loudly, without echoing it", async () => {
+    const old = await previousKey("a2a-2026-01-01-0badc0de");
+    const res = await jwksOf({ A2A_PREVIOUS_PUBLIC_KEYS: JSON.stringify([old.private]) });
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    expect(JSON.parse(text)).toMatchObject({ error: "server_misconfigured", error_description: expect.stringMatching(/A2A_PREVIOUS_PUBLIC_KEYS\[0\] is a private key/) });
+    expect(text).not.toContain(old.private.d!);
+  });
+
+  it("refuses malformed previous keys as a configuration error", async () => {
+    const old = (await previousKey("a2a-2026-01-01-0badc0de")).public;
+    const cases: Array<[string, unknown, RegExp]> = [
+      ["not JSON", "[{", /not JSON/],
+      ["not an array", JSON.stringify(old), /JSON array/],
+      ["another kty", JSON.stringify([{ ...old, kty: "EC" }]), /kty must be "OKP"/],
+      ["another curve", JSON.stringify([{ ...old, crv: "X25519" }]), /crv must be "Ed25519"/],
+      ["no kid", JSON.stringify([{ ...old, kid: undefined }]), /kid is required/],
+      ["the current key's kid", JSON.stringify([{ ...old, kid: "a2a-test" }]), /kid of the current A2A_SIGNING_KEY/],
+      ["a repeated kid", JSON.stringify([old, old]), /repeats the kid/],
+      ["another alg", JSON.stringify([{ ...old, alg: "ES256" }]), /alg, when given, must be "EdDSA"/],
+      ["an x that is no Ed25519 key", JSON.stringify([{ ...old, x: "AAAA" }]), /not a usable Ed25519 public key/],
+    ];
+    for (const [label, value, message] of cases) {
+      const res = await jwksOf({ A2A_PREVIOUS_PUBLIC_KEYS: value as string });
+      expect(res.status, label).toBe(500);
+      const body = (await res.json()) as { error: string; error_description: string };
+      expect(body.error, label).toBe("server_misconfigured");
+      expect(body.error_description, label).toMatch(message);
+    }
   });
 });
 

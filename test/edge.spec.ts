@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { introspectWorkflow, type WorkflowIntrospector } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GATEKEEPER } from "./support/constants.js";
+import { GATEKEEPER, OTHER_GATEKEEPER } from "./support/constants.js";
 import { isolatedEdge } from "./support/isolated-edge.js";
 import { interceptOutbound } from "./support/outbound.js";
 import { call, post, sendParams, userMessage } from "./support/rpc.js";
@@ -182,6 +182,20 @@ describe("tasks belong to their caller", () => {
     expect((await call("ListTasks", {}, { mint: mallory })).body.result).toMatchObject({ tasks: [], totalSize: 0, nextPageToken: "" });
     // And the owner still sees it untouched.
     expect((await call("GetTask", { id: task.id }, { mint: alice })).body.result.status.state).toBe("TASK_STATE_SUBMITTED");
+  });
+
+  it("gives each gatekeeper its own objects: one identity key through two gatekeepers is two callers", async () => {
+    using _ = interceptOutbound();
+    const caller = newCaller();
+    const viaOther = { ...caller, iss: OTHER_GATEKEEPER, jku: `${OTHER_GATEKEEPER}/.well-known/jwks.json` };
+    const task = (await call("SendMessage", sendParams("hi"), { mint: caller })).body.result.task;
+
+    // A 200 (not a 401): the other gatekeeper's token verified, and its caller has no such task.
+    const other = await call("GetTask", { id: task.id }, { mint: viaOther });
+    expect(other.status).toBe(200);
+    expect(other.body.error.code).toBe(-32001);
+    expect((await call("ListTasks", {}, { mint: viaOther })).body.result.totalSize).toBe(0);
+    expect((await call("GetTask", { id: task.id }, { mint: caller })).body.result.id).toBe(task.id);
   });
 
   it("keeps one caller's tasks apart across tenants too", async () => {

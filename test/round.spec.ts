@@ -6,13 +6,14 @@ import type { TurnAgentRpc } from "@dynamicagents/core/turn";
 import { describe, expect, it } from "vitest";
 import { ResearchSubagent } from "../reference/agents.js";
 import { researchPolicy } from "../reference/research-policy.js";
-import { ORIGIN } from "./support/constants.js";
+import { callerObjectName } from "@dynamicagents/core/worker";
+import { GATEKEEPER, ORIGIN } from "./support/constants.js";
 import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
 import { useTurnHarness } from "./support/turn-harness.js";
 import { call, sendParams } from "./support/rpc.js";
 
 const PAGE = (n: number) => `https://developers.cloudflare.com/page-${n}`;
-const researcher = (key: string) => env.RESEARCHER.get(env.RESEARCHER.idFromName(JSON.stringify(["researcher", key])));
+const researcher = (key: string) => env.RESEARCHER.get(env.RESEARCHER.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "researcher", key })));
 const newCaller = () => ({ tenant: "researcher", identity: { key: `caller-${crypto.randomUUID()}` } });
 
 const harness = useTurnHarness(({ outbound }) => {

@@ -2,7 +2,8 @@ import { env } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
-import { ORIGIN, PUSH_URL } from "./support/constants.js";
+import { callerObjectName } from "@dynamicagents/core/worker";
+import { GATEKEEPER, ORIGIN, PUSH_URL } from "./support/constants.js";
 import { chatCompletion, eventually } from "./support/outbound.js";
 import { useTurnHarness } from "./support/turn-harness.js";
 import { call, referenceWorker, sendParams } from "./support/rpc.js";
@@ -11,7 +12,7 @@ import { turnInstanceId, type TurnAgentRpc } from "@dynamicagents/core/turn";
 const newCaller = () => ({ identity: { key: `caller-${crypto.randomUUID()}` } });
 const agentOf = (key: string, tenant = "assistant") =>
   (tenant === "assistant" ? env.ASSISTANT : env.RESEARCHER).get(
-    (tenant === "assistant" ? env.ASSISTANT : env.RESEARCHER).idFromName(JSON.stringify([tenant, key])),
+    (tenant === "assistant" ? env.ASSISTANT : env.RESEARCHER).idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant, key })),
   );
 
 const harness = useTurnHarness();
@@ -202,7 +203,7 @@ describe("no turn is left hanging", () => {
     await call("SendMessage", sendParams("terminated", "m-term"), { mint: caller });
     await held.started;
     const instance = await onlyInstance();
-    const agentId = env.ASSISTANT.idFromName(JSON.stringify(["assistant", caller.identity.key])).toString();
+    const agentId = env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key: caller.identity.key })).toString();
     await (await env.TURN_WORKFLOW.get(await turnInstanceId(agentId, "m-term"))).terminate();
     await instance.waitForStatus("terminated");
     held.release();

@@ -1,46 +1,144 @@
-import { createRemoteJWKSet, type JWTVerifyGetKey } from "jose";
+import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
+import { JWKS_PATH } from "./card-signing.js";
 
 export interface GatekeeperJwksOptions {
   /**
-   * Minimum time between two fetches of one JWKS. An unknown `kid` triggers a
-   * refetch only once this has passed, so a rotated gatekeeper key is accepted
-   * within this many milliseconds while a stream of forged `kid`s cannot turn
-   * this Worker into a request amplifier against the gatekeeper.
+   * Minimum time between two fetches of one gatekeeper's JWKS. An unknown
+   * `kid` refetches only once this has passed since the last fetch, so a
+   * rotated key is accepted within this many milliseconds while a stream of
+   * forged `kid`s cannot turn this Worker into a request amplifier. Default 5 s.
    */
   cooldownMs?: number;
-  /** How long a fetched JWKS is trusted before it is refetched anyway. */
+  /** A key set older than this is refetched before use, so a removed key is refused within it. Default 10 minutes. */
   maxAgeMs?: number;
-  /** Per-fetch timeout. */
+  /** Per-fetch timeout. Default 5 s. */
   timeoutMs?: number;
+  /** Gatekeepers whose key sets are kept; the least recently used is dropped beyond this. Default 32. */
+  maxEntries?: number;
+  /** The clock, in milliseconds; injected by tests. */
+  now?: () => number;
+}
+
+/** The gatekeeper's JWKS could not be used: unreachable, not 200, not a JWKS, or refetched too recently. */
+export class GatekeeperJwksUnavailable extends errors.JOSEError {
+  override name = "GatekeeperJwksUnavailable";
+}
+
+interface Entry {
+  url: string;
+  select?: JWTVerifyGetKey;
+  fetchedAt: number;
+  attemptedAt: number;
+  pending?: Promise<void>;
 }
 
 /**
- * Key resolvers for allowlisted gatekeepers, one per `jku`, living as long as
- * the isolate. Only ever called with a `jku` whose origin already passed the
- * allowlist: this object performs the fetch and must never see any other URL.
+ * Key sets of allowlisted gatekeepers, one per origin, living as long as the
+ * isolate. Only ever asked for an origin that already passed the allowlist
+ * (and a `jku` that is exactly that origin's JWKS URL): it fetches
+ * `<origin>/.well-known/jwks.json` and nothing else.
  */
 export class GatekeeperJwks {
-  readonly #sets = new Map<string, JWTVerifyGetKey>();
-  readonly #options: Required<GatekeeperJwksOptions>;
+  readonly maxEntries: number;
+  readonly #entries = new Map<string, Entry>();
+  readonly #cooldownMs: number;
+  readonly #maxAgeMs: number;
+  readonly #timeoutMs: number;
+  readonly #now: () => number;
 
   constructor(options: GatekeeperJwksOptions = {}) {
-    this.#options = {
-      cooldownMs: options.cooldownMs ?? 5_000,
-      maxAgeMs: options.maxAgeMs ?? 10 * 60_000,
-      timeoutMs: options.timeoutMs ?? 5_000,
-    };
+    this.#cooldownMs = options.cooldownMs ?? 5_000;
+    this.#maxAgeMs = options.maxAgeMs ?? 10 * 60_000;
+    this.#timeoutMs = options.timeoutMs ?? 5_000;
+    this.maxEntries = options.maxEntries ?? 32;
+    this.#now = options.now ?? Date.now;
   }
 
-  forJku(jku: string): JWTVerifyGetKey {
-    let set = this.#sets.get(jku);
-    if (!set) {
-      set = createRemoteJWKSet(new URL(jku), {
-        cooldownDuration: this.#options.cooldownMs,
-        cacheMaxAge: this.#options.maxAgeMs,
-        timeoutDuration: this.#options.timeoutMs,
-      });
-      this.#sets.set(jku, set);
+  /** How many gatekeepers' key sets are held (at most `maxEntries`). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** A key resolver for `jwtVerify` over the gatekeeper at `origin`. */
+  forOrigin(origin: string): JWTVerifyGetKey {
+    let entry = this.#entries.get(origin);
+    if (entry) {
+      // Map order is insertion order: re-inserting marks it most recently used.
+      this.#entries.delete(origin);
+    } else {
+      entry = { url: `${origin}${JWKS_PATH}`, fetchedAt: -Infinity, attemptedAt: -Infinity };
     }
-    return set;
+    this.#entries.set(origin, entry);
+    while (this.#entries.size > this.maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
+    const resolved = entry;
+    return (header, token) => this.#resolve(resolved, header, token);
+  }
+
+  async #resolve(entry: Entry, header: Parameters<JWTVerifyGetKey>[0], token: Parameters<JWTVerifyGetKey>[1]) {
+    const now = this.#now();
+    if (entry.select === undefined || now - entry.fetchedAt >= this.#maxAgeMs) await this.#refresh(entry, now);
+    try {
+      return await entry.select!(header, token);
+    } catch (error) {
+      // A rotated key shows up under a new kid: look again, at most once per cooldown.
+      if (!(error instanceof errors.JWKSNoMatchingKey)) throw error;
+      if (entry.pending === undefined && now - entry.attemptedAt < this.#cooldownMs) throw error;
+      await this.#refresh(entry, now);
+      return entry.select!(header, token);
+    }
+  }
+
+  /** One fetch at a time per gatekeeper; concurrent callers share it. */
+  #refresh(entry: Entry, now: number): Promise<void> {
+    if (entry.pending) return entry.pending;
+    if (now - entry.attemptedAt < this.#cooldownMs) {
+      return Promise.reject(new GatekeeperJwksUnavailable("its last fetch failed moments ago"));
+    }
+    entry.attemptedAt = now;
+    entry.pending = this.#fetch(entry.url)
+      .then((select) => {
+        entry.select = select;
+        entry.fetchedAt = now;
+      })
+      .finally(() => {
+        entry.pending = undefined;
+      });
+    return entry.pending;
+  }
+
+  async #fetch(url: string): Promise<JWTVerifyGetKey> {
+    try {
+      // A redirect is a failure: the key set must come from the exact URL the allowlist vouches for.
+      const response = await fetch(url, {
+        redirect: "manual",
+        headers: { Accept: "application/jwk-set+json, application/json" },
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+      if (response.status !== 200) {
+        await response.body?.cancel();
+        const redirect = response.status >= 300 && response.status < 400 ? "; redirects are not followed" : "";
+        throw new GatekeeperJwksUnavailable(`HTTP ${response.status}${redirect}`);
+      }
+      let body: unknown;
+      try {
+        body = await response.json();
+      } catch {
+        throw new GatekeeperJwksUnavailable("its body is not JSON");
+      }
+      // createLocalJWKSet refuses anything that is not `{keys: [objects]}`.
+      return createLocalJWKSet(body as JSONWebKeySet);
+    } catch (error) {
+      const reason =
+        error instanceof GatekeeperJwksUnavailable
+          ? error.message
+          : error instanceof errors.JWKSInvalid
+            ? "its body is not a JWKS"
+            : (error as Error)?.name === "TimeoutError"
+              ? "the fetch timed out"
+              : "the fetch failed";
+      // Bounded by the cooldown: at most one line per gatekeeper per cooldown.
+      console.warn(`gatekeeper JWKS ${url}: ${reason}`);
+      throw new GatekeeperJwksUnavailable(reason);
+    }
   }
 }

@@ -45,31 +45,35 @@ function parseOrigins(raw: string): ReadonlySet<string> {
     if (typeof entry !== "string") {
       throw new ConfigError(`GATEKEEPER_ORIGINS entries must be strings, got ${JSON.stringify(entry)}`);
     }
-    origins.add(parseOrigin(entry));
+    origins.add(parseOrigin(entry, "GATEKEEPER_ORIGINS entry"));
   }
   return origins;
 }
 
-function parseOrigin(entry: string): string {
+/**
+ * Checks that a configured value *is* an origin (it is compared exactly
+ * afterwards); `label` names the setting in the error, e.g. "PUBLIC_ORIGIN".
+ */
+export function parseOrigin(entry: string, label: string): string {
   let url: URL;
   try {
     url = new URL(entry);
   } catch {
-    throw new ConfigError(`GATEKEEPER_ORIGINS entry ${JSON.stringify(entry)} is not an absolute URL`);
+    throw new ConfigError(`${label} ${JSON.stringify(entry)} is not an absolute URL`);
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
-    throw new ConfigError(`GATEKEEPER_ORIGINS entry ${JSON.stringify(entry)} must use https://`);
+    throw new ConfigError(`${label} ${JSON.stringify(entry)} must use https://`);
   }
   if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
     throw new ConfigError(
-      `GATEKEEPER_ORIGINS entry ${JSON.stringify(entry)} uses http:// on a non-loopback host: only 127.0.0.1, localhost and [::1] may use http`,
+      `${label} ${JSON.stringify(entry)} uses http:// on a non-loopback host: only 127.0.0.1, localhost and [::1] may use http`,
     );
   }
   // A bare trailing slash is how many people write an origin; anything more
   // (a path, a query, credentials) means the operator meant something else.
   if (url.username || url.password || url.search || url.hash || (url.pathname !== "/" && url.pathname !== "")) {
     throw new ConfigError(
-      `GATEKEEPER_ORIGINS entry ${JSON.stringify(entry)} is not an origin: write it as ${JSON.stringify(url.origin)} (no path, query or credentials)`,
+      `${label} ${JSON.stringify(entry)} is not an origin: write it as ${JSON.stringify(url.origin)} (no path, query or credentials)`,
     );
   }
   return url.origin;

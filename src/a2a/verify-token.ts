@@ -1,6 +1,10 @@
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from "jose";
+import { JWKS_PATH } from "./card-signing.js";
 import { IDENTITY_CLAIM, TENANT_CLAIM, type GatekeeperIdentity } from "./claims.js";
-import type { GatekeeperJwks } from "./gatekeeper-jwks.js";
+import { GatekeeperJwksUnavailable, type GatekeeperJwks } from "./gatekeeper-jwks.js";
+
+/** Gatekeepers mint a token per call; one whose `exp` is further ahead than this is refused. */
+export const MAX_TOKEN_LIFETIME_SECONDS = 3600;
 
 /** Which check refused a token; the order of this list is the order they run in. */
 export type TokenCheck =
@@ -25,6 +29,7 @@ export class TokenRefused extends Error {
 export interface VerifiedCaller {
   tenant: string;
   identity: GatekeeperIdentity;
+  /** `iss`: exactly one of the allowlisted gatekeeper origins. */
   issuer: string;
   claims: JWTPayload;
 }
@@ -35,6 +40,8 @@ export interface VerifyOptions {
   /** The exact endpoint this token must be minted for: `<origin>/a2a`. */
   audience: string;
   jwks: GatekeeperJwks;
+  /** The clock for `exp`, in milliseconds; injected by tests. */
+  now?: () => number;
 }
 
 /**
@@ -57,10 +64,14 @@ export async function verifyGatekeeperToken(token: string, options: VerifyOption
     throw new TokenRefused("jku-present", "the token's protected header has no `jku`");
   }
 
-  // 2. Before any fetch.
+  // 2. Before any fetch, and as a raw string: any other path, query or
+  // fragment on a gatekeeper origin would otherwise cost a fetch each.
   const jkuOrigin = originOf(header.jku);
-  if (jkuOrigin === undefined || !options.allowlist.has(jkuOrigin)) {
-    throw new TokenRefused("jku-allowlisted", "the token's `jku` is not on an allowlisted gatekeeper origin");
+  if (jkuOrigin === undefined || !options.allowlist.has(jkuOrigin) || header.jku !== `${jkuOrigin}${JWKS_PATH}`) {
+    throw new TokenRefused(
+      "jku-allowlisted",
+      `the token's \`jku\` must be exactly <origin>${JWKS_PATH} for an allowlisted gatekeeper origin`,
+    );
   }
 
   // 3. One allowlisted gatekeeper must not mint tokens in another's name.
@@ -74,17 +85,26 @@ export async function verifyGatekeeperToken(token: string, options: VerifyOption
   if (header.alg !== "EdDSA") {
     throw new TokenRefused("signature", `the token's alg must be EdDSA, got ${JSON.stringify(header.alg)}`);
   }
+  const now = (options.now ?? Date.now)();
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(token, options.jwks.forJku(header.jku), {
+    ({ payload } = await jwtVerify(token, options.jwks.forOrigin(jkuOrigin), {
       algorithms: ["EdDSA"],
       issuer: [...options.allowlist],
       audience: options.audience,
       requiredClaims: ["exp", "iss", "aud"],
       clockTolerance: 0,
+      currentDate: new Date(now),
     }));
   } catch (error) {
     throw new TokenRefused("signature", describeJoseError(error, options.audience));
+  }
+  // A leaked long-lived token would be a standing credential; per-call tokens need minutes.
+  if (payload.exp! - now / 1000 > MAX_TOKEN_LIFETIME_SECONDS) {
+    throw new TokenRefused(
+      "signature",
+      `the token's \`exp\` is more than ${MAX_TOKEN_LIFETIME_SECONDS} s ahead: gatekeeper tokens are minted per call and live at most one hour`,
+    );
   }
 
   const tenant = payload[TENANT_CLAIM];
@@ -113,6 +133,7 @@ function describeJoseError(error: unknown, audience: string): string {
     return `the token's \`${error.claim}\` claim is invalid: ${error.reason}`;
   }
   if (error instanceof errors.JWKSNoMatchingKey) return "no key in the gatekeeper's JWKS matches the token's `kid`";
+  if (error instanceof GatekeeperJwksUnavailable) return `the gatekeeper's JWKS could not be used: ${error.message}`;
   if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid) {
     return "the gatekeeper's JWKS could not be fetched or read";
   }

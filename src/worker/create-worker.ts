@@ -5,14 +5,17 @@ import { ErrorCode, RpcError } from "../a2a/errors.js";
 import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
 import { GatekeeperJwks } from "../a2a/gatekeeper-jwks.js";
 import { parseJsonRpc } from "../a2a/jsonrpc.js";
+import { loadPreviousPublicKeys } from "../a2a/previous-keys.js";
 import { ConfigError, loadSigningKey } from "../a2a/signing-key.js";
 import { TokenRefused, verifyGatekeeperToken } from "../a2a/verify-token.js";
 import { CardCache } from "./card-cache.js";
+import { callerObjectName } from "./caller-object.js";
 import { dispatch } from "./dispatch.js";
 import { cachedBody, serveCached, type CachedBody } from "./http-cache.js";
 import type { A2AWorkerOptions, EdgeEnv, TaskAgentStub } from "./options.js";
 import { readBodyWithin } from "./read-body.js";
-import { jsonRpcError, jsonRpcResult, misconfigured, missingToken, refusedToken } from "./responses.js";
+import { loadPublicOrigin } from "./public-origin.js";
+import { jsonRpcError, jsonRpcResult, misconfigured, misdirected, missingToken, refusedToken } from "./responses.js";
 
 export const A2A_PATH = "/a2a";
 export const CARD_PATH = "/.well-known/agent-card.json";
@@ -23,6 +26,7 @@ const CARD_MAX_AGE = 300;
  * The zero-trust edge: the stub card, the JWKS, and JSON-RPC on `/a2a`.
  * Every POST is verified before its body is read and before any Durable
  * Object is addressed; state lives for the isolate (JWKS and card caches).
+ * With `PUBLIC_ORIGIN` set, every route first refuses other hosts (421).
  */
 export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<Env>) {
   const tenantNames = Object.keys(options.tenants);
@@ -41,23 +45,37 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
     ],
   };
   const cards = new CardCache(stub, new Map(Object.entries(options.tenants).map(([name, t]) => [name, t.manifest])));
-  const jwks = new GatekeeperJwks(options.jwks);
+  const jwks = options.jwks instanceof GatekeeperJwks ? options.jwks : new GatekeeperJwks({ now: options.now, ...options.jwks });
   const jwksBodies = new Map<string, Promise<CachedBody>>();
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
 
-  const app = new Hono<{ Bindings: Env }>();
+  const app = new Hono<{ Bindings: Env; Variables: { origin: string } }>();
+
+  // Before anything else, on every route: the origin everything signed names
+  // (cards, `aud`, `jku`, the callback `iss`) is PUBLIC_ORIGIN when set, and a
+  // request for another host (a forged Host) gets nothing verified or signed.
+  app.use(async (c, next) => {
+    const publicOrigin = loadPublicOrigin(c.env.PUBLIC_ORIGIN);
+    const url = new URL(c.req.url);
+    if (publicOrigin !== undefined && url.host !== new URL(publicOrigin).host) return misdirected(publicOrigin);
+    c.set("origin", publicOrigin ?? url.origin);
+    await next();
+  });
 
   app.get(CARD_PATH, async (c) => {
     const key = await loadSigningKey(c.env.A2A_SIGNING_KEY);
-    return serveCached(c.req.raw, await cards.stubCard(new URL(c.req.url).origin, key), CARD_MAX_AGE);
+    return serveCached(c.req.raw, await cards.stubCard(c.get("origin"), key), CARD_MAX_AGE);
   });
 
   app.get(JWKS_PATH, async (c) => {
     const key = await loadSigningKey(c.env.A2A_SIGNING_KEY);
-    let body = jwksBodies.get(key.kid + key.publicJwk.x);
+    const previous = c.env.A2A_PREVIOUS_PUBLIC_KEYS;
+    const cacheKey = JSON.stringify([key.kid, key.publicJwk.x, previous ?? null]);
+    let body = jwksBodies.get(cacheKey);
     if (!body) {
-      body = cachedBody({ keys: [key.publicJwk] });
-      jwksBodies.set(key.kid + key.publicJwk.x, body);
+      // The current key first: it is the one that signs.
+      body = loadPreviousPublicKeys(previous, key.kid).then((keys) => cachedBody({ keys: [key.publicJwk, ...keys] }));
+      jwksBodies.set(cacheKey, body);
     }
     return serveCached(c.req.raw, await body, CARD_MAX_AGE);
   });
@@ -71,9 +89,9 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
     return misconfigured("the server failed unexpectedly; see the Worker's logs");
   });
 
-  async function handleJsonRpc(c: Context<{ Bindings: Env }>): Promise<Response> {
+  async function handleJsonRpc(c: Context<{ Bindings: Env; Variables: { origin: string } }>): Promise<Response> {
     const request = c.req.raw;
-    const url = new URL(request.url);
+    const origin = c.get("origin");
     const allowlist = loadGatekeeperOrigins(c.env.GATEKEEPER_ORIGINS);
 
     // 1. Who is calling — before the body is read and before any Durable Object exists for them.
@@ -82,7 +100,7 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
     if (!match) return missingToken();
     let caller;
     try {
-      caller = await verifyGatekeeperToken(match[1]!, { allowlist, audience: `${url.origin}${A2A_PATH}`, jwks });
+      caller = await verifyGatekeeperToken(match[1]!, { allowlist, audience: `${origin}${A2A_PATH}`, jwks, now: options.now });
     } catch (error) {
       if (error instanceof TokenRefused) return refusedToken(error);
       throw error;
@@ -127,14 +145,15 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
     const agent = () => {
       if (!stub) {
         const namespace = tenant.agent(c.env);
-        stub = namespace.get(namespace.idFromName(JSON.stringify([caller.tenant, caller.identity.key]))) as unknown as TaskAgentStub;
+        const name = callerObjectName({ gatekeeper: caller.issuer, tenant: caller.tenant, key: caller.identity.key });
+        stub = namespace.get(namespace.idFromName(name)) as unknown as TaskAgentStub;
       }
       return stub;
     };
     try {
       const result = await dispatch(method, params, {
         tenant: caller.tenant,
-        origin: url.origin,
+        origin,
         allowlist,
         agent,
         signingKey: () => loadSigningKey(c.env.A2A_SIGNING_KEY),

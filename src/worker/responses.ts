@@ -44,3 +44,11 @@ export function misconfigured(message: string): Response {
     headers: JSON_HEADERS,
   });
 }
+
+/** RFC 9110 §15.5.20: this deployment answers for one origin only, so nothing it signs names another. */
+export function misdirected(publicOrigin: string): Response {
+  return new Response(
+    JSON.stringify({ error: "misdirected_request", error_description: `this deployment answers at ${publicOrigin} only` }),
+    { status: 421, headers: JSON_HEADERS },
+  );
+}

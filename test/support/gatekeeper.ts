@@ -32,6 +32,8 @@ export interface MintOptions {
   expiresIn?: number | null;
   key?: KeyPair;
   claims?: JWTPayload;
+  /** The minting clock in milliseconds (`iat`, and the base of `expiresIn`); default now. */
+  now?: number;
 }
 
 /** A token exactly as a gatekeeper mints it; every field can be bent to make a bad one. */
@@ -47,9 +49,10 @@ export async function mintToken(options: MintOptions = {}): Promise<string> {
   const jwt = new SignJWT(payload)
     .setProtectedHeader(header as { alg: string })
     .setIssuer(options.iss ?? GATEKEEPER)
-    .setAudience(options.aud ?? ENDPOINT)
-    .setIssuedAt();
-  if (options.expiresIn !== null) jwt.setExpirationTime(Math.floor(Date.now() / 1000) + (options.expiresIn ?? 300));
+    .setAudience(options.aud ?? ENDPOINT);
+  const now = Math.floor((options.now ?? Date.now()) / 1000);
+  jwt.setIssuedAt(now);
+  if (options.expiresIn !== null) jwt.setExpirationTime(now + (options.expiresIn ?? 300));
   return jwt.sign(key.privateKey);
 }
 

@@ -13,9 +13,9 @@ export interface IsolatedEdge {
 /**
  * A fresh edge with its own JWKS and card caches, wired to the real Durable
  * Object namespaces through a counter, so a spec can prove a refused request
- * never addressed one.
+ * never addressed one. `vars` override the test env's variables (PUBLIC_ORIGIN, say).
  */
-export function isolatedEdge(options: Partial<A2AWorkerOptions<Env>> = {}): IsolatedEdge {
+export function isolatedEdge(options: Partial<A2AWorkerOptions<Env>> = {}, vars: Partial<Env> = {}): IsolatedEdge {
   let accesses = 0;
   const counted = (namespace: DurableObjectNamespace): DurableObjectNamespace =>
     new Proxy(namespace, {
@@ -38,7 +38,7 @@ export function isolatedEdge(options: Partial<A2AWorkerOptions<Env>> = {}): Isol
   });
   const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext;
   return {
-    fetch: async (request) => worker.fetch(request, env as unknown as Env, ctx),
+    fetch: async (request) => worker.fetch(request, { ...(env as unknown as Env), ...vars }, ctx),
     doAccesses: () => accesses,
   };
 }

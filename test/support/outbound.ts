@@ -20,7 +20,7 @@ export interface Outbound {
    * cannot be read from the spec while that object is still busy.
    */
   requests: Array<{ method: string; url: string }>;
-  /** What the gatekeeper's JWKS endpoint currently serves. */
+  /** What the gatekeepers' JWKS endpoints currently serve (both gatekeepers publish the same keys). */
   jwks: { keys: unknown[] };
   /** Responses for specific URLs (pushes or anything else); a push URL answers 200 otherwise. */
   pushReplies: Map<string, () => Response>;
@@ -82,6 +82,8 @@ export function interceptOutbound(): Outbound {
     respond: async (request) => {
       const reply = outbound.pushReplies.get(request.url);
       if (reply) return reply();
+      // The second gatekeeper publishes the same keys at its own JWKS URL.
+      if (request.method === "GET" && request.url === `${OTHER_GATEKEEPER}/.well-known/jwks.json`) return Response.json({ keys: gatekeeper.jwks });
       if (request.url.startsWith(`${MODEL_BASE}/`)) {
         const body = (await request.json()) as { model: string; messages: ModelCall["messages"]; tools?: Array<{ function: { name: string } }> };
         const call: ModelCall = { model: body.model, messages: body.messages, tools: (body.tools ?? []).map((t) => t.function.name) };

@@ -12,6 +12,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
   worker?: Fetcher;
   id?: string | number;
+  /** Where the request goes; default the test origin's `/a2a`. */
+  endpoint?: string;
 }
 
 export interface RpcReply {
@@ -26,7 +28,7 @@ export async function post(body: string, options: CallOptions = {}): Promise<Rpc
   const token = options.token === undefined ? await mintToken(options.mint) : options.token;
   const headers: Record<string, string> = { "Content-Type": "application/json", "A2A-Version": "1.0", ...options.headers };
   if (token !== null) headers.Authorization = `Bearer ${token}`;
-  const response = await (options.worker ?? referenceWorker)(new Request(ENDPOINT, { method: "POST", headers, body }));
+  const response = await (options.worker ?? referenceWorker)(new Request(options.endpoint ?? ENDPOINT, { method: "POST", headers, body }));
   const text = await response.text();
   let parsed: unknown = text;
   try {
