@@ -72,6 +72,63 @@ describe("the VCR", () => {
     expect((await vcr.outboundService(other)).status).toBe(200);
   });
 
+  it("writes no credential of either side to disk, header or query, and still replays", async () => {
+    const secrets = ["cookie-secret", "azure-secret", "gateway-secret", "session-secret", "SECRET", "sig-secret", "amz-secret", "tok-secret"];
+    const upstream = async () =>
+      new Response('{"answer":42}', {
+        headers: { "content-type": "application/json", "set-cookie": "sid=session-secret; HttpOnly", "x-request-id": "r1" },
+      });
+    const request = () =>
+      new Request("https://model.test/v1/chat/completions?key=SECRET&x=1&Signature=sig-secret&X-Amz-Security-Token=amz-secret&access_token=tok-secret", {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie: "sid=cookie-secret", "api-key": "azure-secret", "cf-aig-authorization": "Bearer gateway-secret" },
+        body: '{"q":1}',
+      });
+    const recorder = createVcr({ cassettesDir: dir, record: true, upstream });
+    await control(recorder, "/use", { cassette: "suite/credentials" });
+    // The upstream still gets the real request, and the Worker the real response.
+    expect(await (await recorder.outboundService(request())).json()).toEqual({ answer: 42 });
+    await control(recorder, "/eject");
+
+    const file = await readFile(join(dir, "suite/credentials.json"), "utf8");
+    for (const secret of secrets) expect(file).not.toContain(secret);
+    expect(file).not.toMatch(/cookie|api-key|cf-aig-authorization/i);
+    const [interaction] = JSON.parse(file).interactions;
+    expect(interaction.request.url).toBe(
+      "https://model.test/v1/chat/completions?key=REDACTED&x=1&Signature=REDACTED&X-Amz-Security-Token=REDACTED&access_token=REDACTED",
+    );
+    expect(interaction.response.headers).toEqual({ "content-type": "application/json", "x-request-id": "r1" });
+
+    const { upstream: counting, calls } = countingUpstream();
+    const player = createVcr({ cassettesDir: dir, record: false, upstream: counting });
+    await control(player, "/use", { cassette: "suite/credentials" });
+    const replayed = await player.outboundService(request());
+    expect(replayed.status).toBe(200);
+    expect(await replayed.json()).toEqual({ answer: 42 });
+    expect(calls).toHaveLength(0);
+    // A blocked request is reported with its credentials redacted too.
+    const stray = await player.outboundService(new Request("https://model.test/v1/models?api_key=stray-secret"));
+    expect(await stray.text()).toContain("GET https://model.test/v1/models?api_key=REDACTED");
+    expect(JSON.stringify(await (await control(player, "/eject")).json())).not.toContain("stray-secret");
+  });
+
+  it("strips credential headers even when a caller lists other headers to exclude", async () => {
+    const upstream = async () => Response.json({}, { headers: { "x-trace": "t1" } });
+    const recorder = createVcr({ cassettesDir: dir, record: true, upstream, excludeHeaders: ["X-Trace"] });
+    await control(recorder, "/use", { cassette: "suite/exclude" });
+    await recorder.outboundService(modelRequest());
+    await control(recorder, "/eject");
+    const file = await readFile(join(dir, "suite/exclude.json"), "utf8");
+    expect(file).not.toMatch(/sk-secret|k-secret|x-trace/i);
+  });
+
+  it("leaves a URL without credentials byte for byte as it was", async () => {
+    const url = "http://pages.test/search?q=a%20b+c&max_results=5&keyword=x&note=token";
+    await record("suite/plain-url", [new Request(url)]);
+    const file = JSON.parse(await readFile(join(dir, "suite/plain-url.json"), "utf8"));
+    expect(file.interactions[0].request.url).toBe(url);
+  });
+
   it("blocks a request whose body differs, naming the cassette and the request, and reports it", async () => {
     await record("suite/body", [modelRequest('{"q":1}')]);
     const { upstream, calls } = countingUpstream();

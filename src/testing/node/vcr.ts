@@ -1,5 +1,6 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { isCredentialHeader, redactUrl } from "./credentials.js";
 
 /** The host the workerd side talks to the recorder on; it never reaches a network. */
 export const VCR_CONTROL_ORIGIN = "http://vcr.invalid";
@@ -19,7 +20,10 @@ export interface VcrOptions {
   cassettesDir: string;
   /** Record (forward to the network and write the cassette) instead of replaying. */
   record?: boolean;
-  /** Headers never written to disk (compared case-insensitively). Default: authorization, x-api-key. */
+  /**
+   * More headers never written to disk (compared case-insensitively), on top
+   * of every credential-bearing header, which is never written whatever this says.
+   */
   excludeHeaders?: string[];
   /** Where a request goes while recording. Default: the real network. */
   upstream?: (request: Request) => Promise<Response>;
@@ -40,14 +44,19 @@ export const recordFromEnv = (): boolean => process.env.RECORD === "1";
  * not invalidate a cassette). In replay mode a request with no recording is
  * blocked — answered with an error naming the cassette and the request, and
  * reported to the spec — and never reaches the network.
+ *
+ * Cassettes are committed, so no credential reaches one: credential headers
+ * are dropped on both sides, and credential query values are replaced in the
+ * URL, on record and on replay alike (so the rewritten URL still matches).
  */
 export function createVcr(options: VcrOptions): Vcr {
-  const excluded = new Set((options.excludeHeaders ?? ["authorization", "x-api-key"]).map((h) => h.toLowerCase()));
+  const excluded = new Set((options.excludeHeaders ?? []).map((h) => h.toLowerCase()));
   const upstream = options.upstream ?? ((request: Request) => fetch(request));
   let active: { cassette: Cassette; used: Set<number>; blocked: string[] } | undefined;
 
   const fileOf = (name: string) => join(options.cassettesDir, `${name}.json`);
-  const keep = (headers: Headers) => Object.fromEntries([...headers].filter(([name]) => !excluded.has(name.toLowerCase())));
+  const keep = (headers: Headers) =>
+    Object.fromEntries([...headers].filter(([name]) => !excluded.has(name.toLowerCase()) && !isCredentialHeader(name)));
 
   async function control(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
@@ -85,21 +94,24 @@ export function createVcr(options: VcrOptions): Vcr {
     async outboundService(request) {
       if (request.url.startsWith(`${VCR_CONTROL_ORIGIN}/`)) return control(request);
       const body = await request.text();
-      const described = `${request.method} ${request.url}${body ? ` (${body.length} bytes of body)` : ""}`;
+      // What is recorded, matched and reported: never the credentials in the real URL.
+      const url = redactUrl(request.url);
+      const described = `${request.method} ${url}${body ? ` (${body.length} bytes of body)` : ""}`;
       if (!active) return blocked(`no cassette is active for ${described}`);
 
       if (options.record) {
         const response = await upstream(new Request(request.url, { method: request.method, headers: request.headers, body: body || undefined }));
         const responseBody = await response.text();
         active.cassette.interactions.push({
-          request: { method: request.method, url: request.url, headers: keep(request.headers), body },
+          request: { method: request.method, url, headers: keep(request.headers), body },
           response: { status: response.status, headers: keep(response.headers), body: responseBody },
         });
         return new Response(responseBody, { status: response.status, headers: response.headers });
       }
 
+      // Recorded URLs are redacted again so that a cassette written before a key was added to the list still matches.
       const index = active.cassette.interactions.findIndex(
-        (i, n) => !active!.used.has(n) && i.request.method === request.method && i.request.url === request.url && i.request.body === body,
+        (i, n) => !active!.used.has(n) && i.request.method === request.method && redactUrl(i.request.url) === url && i.request.body === body,
       );
       if (index < 0) return blocked(`cassette "${active.cassette.name}" has no recording of ${described}`);
       active.used.add(index);
