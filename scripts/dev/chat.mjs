@@ -3,6 +3,7 @@
 // (`--once "text"`).
 import { clearLine, createInterface, cursorTo } from "node:readline";
 import { RpcFailed, messageText, replyText, stateLabel } from "./session.mjs";
+import { printable } from "./terminal.mjs";
 
 const HELP = [
   "Type a message and press Enter: it goes to the current tenant as one A2A turn.",
@@ -17,11 +18,12 @@ const short = (id) => String(id).slice(0, 8);
 
 /**
  * One turn, then done: prints the reply on stdout and resolves to the exit
- * code (0 only for a completed task). Progress goes to stderr.
+ * code (0 only for a completed task). Progress goes to stderr. Everything
+ * printed passes through {@link printable}: most of it comes from the agent.
  * @param {{ session: ReturnType<typeof import("./session.mjs").createSession>, tenant: string, text: string, timeoutMs: number, stdout?: NodeJS.WritableStream, stderr?: NodeJS.WritableStream }} options
  */
 export async function runOnce({ session, tenant, text, timeoutMs, stdout = process.stdout, stderr = process.stderr }) {
-  const note = (line) => stderr.write(`${line}\n`);
+  const note = (line) => stderr.write(`${printable(line)}\n`);
   let turn;
   try {
     turn = await session.send(tenant, text);
@@ -46,7 +48,7 @@ export async function runOnce({ session, tenant, text, timeoutMs, stdout = proce
     return 1;
   }
   if (end.state === "TASK_STATE_COMPLETED") {
-    stdout.write(`${end.text}\n`);
+    stdout.write(`${printable(end.text)}\n`);
     return 0;
   }
   note(`${tenant}: the task ended ${stateLabel(end.state)}${end.text ? `: ${end.text}` : ""}`);
@@ -81,9 +83,13 @@ export function runChat({ session, tenant: initialTenant, tenants, input = proce
     rl.setPrompt(promptText());
     if (tty) rl.prompt(true);
   };
-  /** Prints above the prompt without mangling what the user is typing. */
-  const say = (text) => {
+  /**
+   * Prints above the prompt without mangling what the user is typing. The one
+   * way the chat prints: replies, statuses, ids and errors come from outside.
+   */
+  const say = (raw) => {
     if (closed) return;
+    const text = printable(raw);
     if (tty) {
       clearLine(output, 0);
       cursorTo(output, 0);

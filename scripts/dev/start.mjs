@@ -11,6 +11,7 @@ import { PinMismatch } from "./gatekeeper.mjs";
 import { PortInUse } from "./http.mjs";
 import { createSession } from "./session.mjs";
 import { DEFAULT_PORTS, REFERENCE_TENANTS, StackStopped, createStack } from "./stack.mjs";
+import { printable } from "./terminal.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -101,7 +102,8 @@ const identity = { key: values.as ?? `dev-${user}`, name: values.as ?? user, kin
 
 // --once keeps stdout for the reply alone.
 const once = onceText !== undefined;
-const info = (line) => (once ? process.stderr : process.stdout).write(`${line}\n`);
+// Progress quotes the agent, the model endpoint and wrangler's log: shown, never obeyed by the terminal.
+const info = (line) => (once ? process.stderr : process.stdout).write(`${printable(line)}\n`);
 
 const unpinHint = ["npm start --", ...(home ? ["--home", values.home] : []), ...(ports.worker !== DEFAULT_PORTS.worker ? ["--port", String(ports.worker)] : []), "--unpin"].join(" ");
 const stack = createStack({ root: ROOT, home, ports, identity, unpin: values.unpin, unpinHint, standInDelayMs: standInDelayS * 1000, onProgress: (line) => info(`  ${line}`) });
