@@ -92,8 +92,8 @@ async function main() {
   const signingKey = JSON.stringify({ ...(await exportJWK(privateKey)), kid: "bench-rounds" });
   const worker = await spawnWorker({
     root: ROOT,
+    secrets: { A2A_SIGNING_KEY: signingKey },
     vars: {
-      A2A_SIGNING_KEY: signingKey,
       GATEKEEPER_ORIGINS: JSON.stringify([server.origin]),
       OPENAI_BASE_URL: `${server.origin}/v1`,
       OPENAI_MODEL: "bench",

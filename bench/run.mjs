@@ -323,13 +323,13 @@ async function main() {
       // Tokens outlive the whole run (it is abandoned at the deadline anyway), so none expires mid-measurement.
       ttlSeconds: config.deadlineS + 120,
       vars: {
-        A2A_SIGNING_KEY: await signingKeyJson(),
         GATEKEEPER_ORIGINS: JSON.stringify([gatekeeper.origin]),
         // Every turn's model is the gatekeeper's stub: no network, no cost, no waiting.
         OPENAI_BASE_URL: gatekeeper.modelBaseUrl,
-        OPENAI_API_KEY: "bench",
         OPENAI_MODEL: "bench",
       },
+      // Through a private env file, never the command line.
+      secrets: { A2A_SIGNING_KEY: await signingKeyJson(), OPENAI_API_KEY: "bench" },
     });
     cleanups.push(host.stop);
     await host.start();

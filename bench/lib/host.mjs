@@ -30,7 +30,7 @@ const BYTES_PER_TURN = 0.45 * 2 ** 20;
  * explorer) is switched off for the same reason: it is dev tooling with no
  * part in what a request costs.
  */
-export async function createHost({ root, vars, gatekeeper, stateDir, turnsPerWorker, ttlSeconds, expectedTurns }) {
+export async function createHost({ root, vars, secrets, gatekeeper, stateDir, turnsPerWorker, ttlSeconds, expectedTurns }) {
   const base = stateDir ?? defaultStateDir(expectedTurns * BYTES_PER_TURN);
   const persistTo = await mkdtemp(join(base, "a2a-bench-"));
   const env = { X_LOCAL_OBSERVABILITY: "false" };
@@ -40,7 +40,7 @@ export async function createHost({ root, vars, gatekeeper, stateDir, turnsPerWor
   let turnsHere = 0;
 
   const spawn = async () => {
-    worker = await spawnWorker({ root, vars, persistTo, env });
+    worker = await spawnWorker({ root, vars, secrets, persistTo, env });
     stats.workers++;
     turnsHere = 0;
     await worker.ready(120_000); // `stop` works meanwhile: a Ctrl-C during the slow start-up stops it

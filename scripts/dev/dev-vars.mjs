@@ -41,6 +41,27 @@ export function parseDotenv(text) {
 }
 
 /**
+ * `vars` as a file for `wrangler dev --env-file`, which reads it with dotenv
+ * and then expands `$NAME` and `${NAME}`: each value is quoted literally and
+ * its `$` escaped, so it reaches the Worker exactly as given.
+ * @param {Record<string, string>} vars
+ */
+export function formatEnvFile(vars) {
+  const lines = Object.entries(vars).map(([name, value]) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new TypeError(`${JSON.stringify(name)} is not a variable name wrangler can read from an env file`);
+    const text = String(value);
+    // Single and backtick quotes are literal in dotenv; double quotes turn \n and \r into line breaks;
+    // a backslash before the closing quote would escape it.
+    const quote = ["'", "`"].find((q) => !text.includes(q)) ?? (text.includes('"') || /\\[nr]/.test(text) ? undefined : '"');
+    if (!quote || /[\r\n]/.test(text) || text.endsWith("\\")) {
+      throw new TypeError(`${name} cannot be written to an env file for wrangler as it is (a line break, a trailing backslash, or every kind of quote)`);
+    }
+    return `${name}=${quote}${text.replaceAll("$", "\\$")}${quote}`;
+  });
+  return `${lines.join("\n")}\n`;
+}
+
+/**
  * Makes sure `file` holds an A2A_SIGNING_KEY and a GATEKEEPER_ORIGINS,
  * creating the file or appending the missing ones.
  * @param {string} file

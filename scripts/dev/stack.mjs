@@ -27,15 +27,18 @@ export class StackStopped extends Error {
  * Where a stack keeps what it creates. By default the project's own places
  * (`.dev/`, `.dev.vars`, wrangler's `.wrangler/state`); with `home`,
  * everything under that one folder, for isolated runs such as the e2e test.
+ * `secretsFile` holds, while wrangler runs, the secrets that came from the
+ * environment (an OPENAI_API_KEY): wrangler reads them from there, never from
+ * its command line.
  * @param {string} root
  * @param {string} [home]
  */
 export function stackPaths(root, home) {
   if (home) {
-    return { stateDir: home, gatekeeperDir: join(home, "gatekeeper"), devVarsFile: join(home, "dev.vars"), envFile: join(home, "dev.vars"), persistTo: join(home, "wrangler-state"), logFile: join(home, "wrangler.log") };
+    return { stateDir: home, gatekeeperDir: join(home, "gatekeeper"), devVarsFile: join(home, "dev.vars"), secretsFile: join(home, "wrangler-secrets.env"), persistTo: join(home, "wrangler-state"), logFile: join(home, "wrangler.log") };
   }
   const stateDir = join(root, ".dev");
-  return { stateDir, gatekeeperDir: join(stateDir, "gatekeeper"), devVarsFile: join(root, ".dev.vars"), envFile: undefined, persistTo: undefined, logFile: join(stateDir, "wrangler.log") };
+  return { stateDir, gatekeeperDir: join(stateDir, "gatekeeper"), devVarsFile: join(root, ".dev.vars"), secretsFile: join(stateDir, "wrangler-secrets.env"), persistTo: undefined, logFile: join(stateDir, "wrangler.log") };
 }
 
 /**
@@ -106,6 +109,8 @@ export function createStack(options) {
     const origins = listed.includes(gatekeeper.origin) ? listed : [...listed, gatekeeper.origin];
     if (!listed.includes(gatekeeper.origin)) progress(`note        ${gatekeeper.origin} is not in GATEKEEPER_ORIGINS of ${rel(devVars.file)}: added for this run`);
     const vars = { GATEKEEPER_ORIGINS: JSON.stringify(origins) };
+    /** @type {Record<string, string>} */
+    let secrets = {};
 
     const model = await chooseModel(env, devVars.vars);
     check();
@@ -120,6 +125,7 @@ export function createStack(options) {
       if (!devVars.vars.FETCH_ALLOWLIST) vars.FETCH_ALLOWLIST = JSON.stringify([standIn.origin]);
     } else {
       Object.assign(vars, model.vars);
+      secrets = model.secrets ?? {};
     }
     progress(`model       ${describeModel(model)}`);
     if (vars.FETCH_ALLOWLIST) progress(`pages       the agents may read pages from the stand-in only (FETCH_ALLOWLIST ${vars.FETCH_ALLOWLIST})`);
@@ -131,7 +137,10 @@ export function createStack(options) {
       port: ports.worker,
       inspectorPort,
       vars,
-      envFile: paths.envFile,
+      secrets,
+      // The dev secrets file (A2A_SIGNING_KEY…), then the secrets of this run, which win.
+      envFiles: [paths.devVarsFile],
+      secretsFile: paths.secretsFile,
       persistTo: paths.persistTo,
       logFile: paths.logFile,
     });
@@ -178,19 +187,35 @@ export function createStack(options) {
 /**
  * Which model the Worker will use. A real one when OPENAI_BASE_URL is set
  * (in the environment or in the dev secrets file); otherwise the stand-in.
- * @returns {Promise<{ kind: "stand-in" | "openai-compatible", baseUrl?: string, model?: string, source?: string, vars?: Record<string, string> }>}
+ * What the environment sets is passed on: the key and the base URL (which
+ * may carry credentials) as `secrets`, model names as `vars`.
+ * @returns {Promise<{ kind: "stand-in" | "openai-compatible", baseUrl?: string, model?: string, source?: string, vars?: Record<string, string>, secrets?: Record<string, string> }>}
  */
-async function chooseModel(env, devVars) {
+export async function chooseModel(env, devVars) {
   const fromEnv = (name) => (env[name] ? env[name] : undefined);
   const baseUrl = fromEnv("OPENAI_BASE_URL") ?? devVars.OPENAI_BASE_URL;
   if (!baseUrl) return { kind: "stand-in" };
   const source = fromEnv("OPENAI_BASE_URL") ? "environment" : "dev secrets";
+  // fetch refuses a URL with a user or password, quoting it whole in its error: say so without quoting it.
+  let parsed;
+  try {
+    parsed = new URL(baseUrl);
+  } catch {
+    throw new Error(`OPENAI_BASE_URL (from the ${source}) is not a URL`);
+  }
+  if (parsed.username || parsed.password) throw new Error(`OPENAI_BASE_URL (from the ${source}) holds a user or password before the host: put the key in OPENAI_API_KEY instead`);
   /** @type {Record<string, string>} */
   const vars = {};
+  /** @type {Record<string, string>} */
+  const secrets = {};
   // What is in the dev secrets file reaches the Worker anyway; pass what came from the environment.
-  for (const name of ["OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_FALLBACK_MODEL", "OPENAI_API_KEY"]) {
+  for (const name of ["OPENAI_MODEL", "OPENAI_FALLBACK_MODEL"]) {
     const value = fromEnv(name);
     if (value) vars[name] = value;
+  }
+  for (const name of ["OPENAI_BASE_URL", "OPENAI_API_KEY"]) {
+    const value = fromEnv(name);
+    if (value) secrets[name] = value;
   }
   let model = fromEnv("OPENAI_MODEL") ?? devVars.OPENAI_MODEL;
   let picked = false;
@@ -199,7 +224,7 @@ async function chooseModel(env, devVars) {
     vars.OPENAI_MODEL = model;
     picked = true;
   }
-  return { kind: "openai-compatible", baseUrl, model, source: picked ? `${source}; first model the endpoint lists, set OPENAI_MODEL to choose` : source, vars };
+  return { kind: "openai-compatible", baseUrl, model, source: picked ? `${source}; first model the endpoint lists, set OPENAI_MODEL to choose` : source, vars, secrets };
 }
 
 async function firstListedModel(baseUrl, apiKey) {
@@ -214,7 +239,7 @@ async function firstListedModel(baseUrl, apiKey) {
     if (response.ok && typeof id === "string") return id;
     throw new Error(`HTTP ${response.status}, no model listed`);
   } catch (error) {
-    throw new Error(`OPENAI_BASE_URL is set (${baseUrl}) but OPENAI_MODEL is not, and ${url} could not be listed (${error.cause?.code ?? error.cause?.message ?? error.message}): set OPENAI_MODEL to the model to use`);
+    throw new Error(`OPENAI_BASE_URL is set (${shownUrl(baseUrl)}) but OPENAI_MODEL is not, and ${shownUrl(url)} could not be listed (${error.cause?.code ?? error.cause?.message ?? error.message}): set OPENAI_MODEL to the model to use`);
   }
 }
 
@@ -222,5 +247,15 @@ function describeModel(model) {
   if (model.kind === "stand-in") {
     return `offline stand-in model at ${model.baseUrl}${model.delayMs ? ` (answering after ${model.delayMs / 1000} s)` : ""} — deterministic, no network; every reply starts with "[offline stand-in model]". Set OPENAI_BASE_URL (and OPENAI_MODEL) for a real model.`;
   }
-  return `${model.model} at ${model.baseUrl} (OpenAI-compatible; from the ${model.source})`;
+  return `${model.model} at ${shownUrl(model.baseUrl)} (OpenAI-compatible; from the ${model.source})`;
+}
+
+/** A URL as it may be printed: its query and fragment (where a gateway's key often rides) shown as `?…`. */
+export function shownUrl(url) {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}${parsed.search || parsed.hash ? "?…" : ""}`;
+  } catch {
+    return "(not a URL)";
+  }
 }

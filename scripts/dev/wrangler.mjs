@@ -2,20 +2,30 @@
 // stopping it stops workerd and everything else wrangler started — and only
 // that: other `wrangler dev` sessions on this machine are never touched.
 import { spawn } from "node:child_process";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { formatEnvFile } from "./dev-vars.mjs";
 
 const TAIL_LINES = 80;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Names that say "secret": refused as `--var`, which any local user reads in `ps` and wrangler prints at start. */
+const SECRET_NAME = /key|secret|token|password|credential|auth/i;
+/** wrangler logs a line per request: noise in the tail shown when something went wrong. */
+const REQUEST_LINE = /^\[wrangler:info\] (GET|POST|PUT|DELETE|HEAD|OPTIONS|PATCH) \S+ \d{3}/;
 
 /**
- * Spawns wrangler and returns at once, so the caller can keep `stop` before
- * waiting on `ready`: an interrupt during the slow start must not leave
- * workerd behind.
- * @param {{ root: string, port: number, inspectorPort: number, vars: Record<string, string>, envFile?: string, persistTo?: string, logFile: string }} options
+ * The arguments of `wrangler dev --local`. Only non-secret `vars` go on the
+ * command line; secrets reach the Worker through `envFiles` (later files win;
+ * with none given, wrangler reads the project's `.dev.vars` itself).
+ * @param {{ port: number, inspectorPort: number, vars?: Record<string, string>, envFiles?: string[], persistTo?: string }} options
+ * @returns {string[]}
  */
-export function spawnWrangler({ root, port, inspectorPort, vars, envFile, persistTo, logFile }) {
-  const args = [
+export function wranglerArgs({ port, inspectorPort, vars = {}, envFiles = [], persistTo }) {
+  for (const name of Object.keys(vars)) {
+    if (SECRET_NAME.test(name)) throw new TypeError(`${name} looks like a secret: pass it in \`secrets\` (an env file), never as --var on the command line`);
+  }
+  return [
     "dev",
     "--local",
     "--ip", "127.0.0.1",
@@ -23,10 +33,33 @@ export function spawnWrangler({ root, port, inspectorPort, vars, envFile, persis
     // The default inspector port is fixed: another dev session on it would stop this one from starting.
     "--inspector-port", String(inspectorPort),
     "--show-interactive-dev-session=false",
-    ...(envFile ? ["--env-file", envFile] : []),
+    ...envFiles.flatMap((file) => ["--env-file", file]),
     ...(persistTo ? ["--persist-to", persistTo] : []),
     ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ];
+}
+
+/**
+ * Spawns wrangler and returns at once, so the caller can keep `stop` before
+ * waiting on `ready`: an interrupt during the slow start must not leave
+ * workerd behind.
+ *
+ * `secrets` are written to `secretsFile` (mode 0600; by default in a fresh
+ * private temporary folder) and passed as the last `--env-file`, after
+ * `envFiles`; the file is removed by `stop`. It stays while wrangler runs:
+ * wrangler reads it again when it reloads the Worker.
+ * @param {{ root: string, port: number, inspectorPort: number, vars?: Record<string, string>, secrets?: Record<string, string>, envFiles?: string[], secretsFile?: string, persistTo?: string, logFile?: string, env?: Record<string, string> }} options
+ *   `env`: more environment for wrangler (e.g. X_LOCAL_OBSERVABILITY).
+ */
+export function spawnWrangler({ root, port, inspectorPort, vars = {}, secrets = {}, envFiles = [], secretsFile, persistTo, logFile, env = {} }) {
+  const written = writeSecrets(secrets, secretsFile);
+  let args;
+  try {
+    args = wranglerArgs({ port, inspectorPort, vars, envFiles: written ? [...envFiles, written.file] : envFiles, persistTo });
+  } catch (error) {
+    written?.remove();
+    throw error;
+  }
   const bin = join(root, "node_modules", ".bin");
   const child = spawn(join(bin, "wrangler"), args, {
     cwd: root,
@@ -38,22 +71,31 @@ export function spawnWrangler({ root, port, inspectorPort, vars, envFile, persis
       // so that running this with the system Node 20 works too.
       PATH: `${bin}${delimiter}${process.env.PATH ?? ""}`,
       WRANGLER_SEND_METRICS: "false",
+      // Without it wrangler ignores --env-file, and the Worker would start without its secrets.
+      CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "true",
+      ...env,
       NO_COLOR: "1",
       FORCE_COLOR: "0",
     },
   });
 
-  const log = createWriteStream(logFile, { flags: "w", mode: 0o600 });
+  const logName = logFile ? `wrangler's log (${logFile})` : "wrangler's output";
+  const log = logFile ? createWriteStream(logFile, { flags: "w", mode: 0o600 }) : undefined;
   const tail = [];
-  const state = { exited: /** @type {null | { code: number | null, signal: string | null } | { error: string }} */ (null) };
+  const state = {
+    exited: /** @type {null | { code: number | null, signal: string | null } | { error: string }} */ (null),
+    /** wrangler rebuilds on any source change: a reload mid-run means a cold isolate and maybe other code. */
+    reloads: 0,
+  };
   let pending = "";
   const collect = (chunk) => {
-    log.write(chunk);
+    log?.write(chunk);
     pending += chunk.toString();
     const lines = pending.split("\n");
     pending = lines.pop() ?? "";
     for (const line of lines) {
-      if (!line.trim()) continue;
+      if (/reloading local server/i.test(line)) state.reloads++;
+      if (!line.trim() || REQUEST_LINE.test(line)) continue;
       tail.push(line);
       if (tail.length > TAIL_LINES) tail.shift();
     }
@@ -87,7 +129,7 @@ export function spawnWrangler({ root, port, inspectorPort, vars, envFile, persis
       const url = `${origin}/.well-known/jwks.json`;
       let last = "no answer yet";
       while (Date.now() < deadline) {
-        if (state.exited) throw new Error(`wrangler dev exited (${JSON.stringify(state.exited)}) before the Worker was ready; its log (${logFile}) ends:\n${tail.slice(-25).join("\n")}`);
+        if (state.exited) throw new Error(`wrangler dev exited (${JSON.stringify(state.exited)}) before the Worker was ready; ${logName} ends:\n${tail.slice(-25).join("\n")}`);
         try {
           const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
           const body = await response.text();
@@ -103,14 +145,33 @@ export function spawnWrangler({ root, port, inspectorPort, vars, envFile, persis
         }
         await sleep(250);
       }
-      throw new Error(`the Worker did not serve ${url} within ${Math.round(timeoutMs / 1000)} s (last: ${last}); wrangler's log (${logFile}) ends:\n${tail.slice(-25).join("\n")}`);
+      throw new Error(`the Worker did not serve ${url} within ${Math.round(timeoutMs / 1000)} s (last: ${last}); ${logName} ends:\n${tail.slice(-25).join("\n")}`);
     },
     /** SIGTERM to the whole group, SIGKILL if it lingers; resolves to whether anything of it is left. */
     stop() {
-      stopping ??= stopGroup(child.pid, exited).finally(() => log.end());
+      stopping ??= stopGroup(child.pid, exited).finally(() => {
+        log?.end();
+        written?.remove();
+      });
       return stopping;
     },
   };
+}
+
+/**
+ * Writes `secrets` for `--env-file`, readable by this user only; undefined when there are none.
+ * @param {Record<string, string>} secrets
+ * @param {string | undefined} file  where; by default a fresh private temporary folder, removed with it
+ */
+function writeSecrets(secrets, file) {
+  if (Object.keys(secrets).length === 0) return undefined;
+  const text = formatEnvFile(secrets);
+  const dir = file ? undefined : mkdtempSync(join(tmpdir(), "wrangler-secrets-"));
+  const path = file ?? join(/** @type {string} */ (dir), "secrets.env");
+  // Removed first: a file left by an earlier run may have other permissions, and `mode` applies only on creation.
+  rmSync(path, { force: true });
+  writeFileSync(path, text, { mode: 0o600, flag: "wx" });
+  return { file: path, remove: () => rmSync(dir ?? path, { recursive: true, force: true }) };
 }
 
 /** @returns {Promise<{ pgid: number | undefined, leftover: boolean }>} */

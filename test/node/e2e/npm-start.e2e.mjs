@@ -5,12 +5,16 @@
 // temporary --home on free ports, so a developer's own .dev/, .dev.vars,
 // .wrangler/state and port 8787 are never touched.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../../scripts/dev/http.mjs";
+import { parseDotenv } from "../../../scripts/dev/dev-vars.mjs";
+import { closeServer, freePort, listen } from "../../../scripts/dev/http.mjs";
 import { groupAlive } from "../../../scripts/dev/wrangler.mjs";
+import { canReadCommandLines, commandLinesHolding } from "../support/proc.mjs";
 
 const ROOT = new URL("../../..", import.meta.url).pathname;
 const RUN_TIMEOUT_MS = 180_000;
@@ -31,12 +35,13 @@ afterAll(() => {
 /**
  * Runs `npm start -- <args>` with this file's home and ports, optionally
  * feeding `input` on stdin; bounded in time (the whole process group is
- * killed if it overruns).
+ * killed if it overruns). `extraEnv` is added to the environment.
  */
-function npmStart(args, { input } = {}) {
+function npmStart(args, { input, extraEnv = {} } = {}) {
   const env = { ...process.env };
   // Offline by construction: whatever model the developer configured is not used here.
   for (const name of ["OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_API_KEY", "OPENAI_FALLBACK_MODEL"]) delete env[name];
+  Object.assign(env, extraEnv);
   const child = spawn(
     "npm",
     ["start", "--silent", "--", "--home", home, "--port", String(ports.worker), "--gatekeeper-port", String(ports.gatekeeper), "--model-port", String(ports.model), ...args],
@@ -138,5 +143,40 @@ describe("trust on first use, with the real Worker", () => {
     expect(repinned.stderr).toContain("pinned on first use");
     expect(repinned.stdout).toContain(MARK);
     expectNothingLeft(repinned);
+  });
+});
+
+describe("secrets", () => {
+  it.runIf(canReadCommandLines)("reach the Worker through files: never a command line, never wrangler's log", async () => {
+    // A "real" model from the environment, as a developer sets one: its key must reach the Worker.
+    const apiKey = `sk-e2e-${randomUUID()}`;
+    const signingD = JSON.parse(parseDotenv(readFileSync(join(home, "dev.vars"), "utf8")).A2A_SIGNING_KEY).d;
+    const seen = { authorization: [], exposed: [] };
+    const model = createServer(async (req, res) => {
+      for await (const _ of req);
+      seen.authorization.push(req.headers.authorization);
+      // The Worker is up and calling: every process of the stack is running now.
+      seen.exposed.push(...commandLinesHolding(apiKey), ...commandLinesHolding(signingD));
+      res.setHeader("content-type", "application/json");
+      const message = { role: "assistant", content: "the e2e model answers" };
+      res.end(JSON.stringify({ id: "e2e", object: "chat.completion", created: 0, model: "e2e", choices: [{ index: 0, message, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+    });
+    const modelPort = await listen(model, 0, "the e2e model", "");
+    try {
+      const run = await npmStart(["--once", "hello"], { extraEnv: { OPENAI_BASE_URL: `http://127.0.0.1:${modelPort}/v1`, OPENAI_MODEL: "e2e", OPENAI_API_KEY: apiKey } });
+      expect(run.code, explain(run)).toBe(0);
+      expect(run.stdout).toContain("the e2e model answers");
+      expect(seen.authorization).toContain(`Bearer ${apiKey}`);
+      expect(seen.exposed).toEqual([]);
+      const log = readFileSync(join(home, "wrangler.log"), "utf8");
+      expect(log).not.toContain(apiKey);
+      expect(log).not.toContain(signingD.slice(0, 12));
+      expect(run.all).not.toContain(apiKey);
+      // The file that carried the environment's secrets is gone with the stack.
+      expect(existsSync(join(home, "wrangler-secrets.env"))).toBe(false);
+      expectNothingLeft(run);
+    } finally {
+      await closeServer(model);
+    }
   });
 });

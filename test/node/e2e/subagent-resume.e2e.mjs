@@ -14,6 +14,7 @@ import { afterAll, expect, it } from "vitest";
 import { jsonRpc } from "../../../scripts/dev/gatekeeper.mjs";
 import { groupAlive, spawnWrangler } from "../../../scripts/dev/wrangler.mjs";
 import { freshSigningJwk } from "../../../scripts/keys.mjs";
+import { canReadCommandLines, commandLinesHolding } from "../support/proc.mjs";
 
 const ROOT = new URL("../../..", import.meta.url).pathname;
 const home = mkdtempSync(join(tmpdir(), "subagent-resume-"));
@@ -82,8 +83,8 @@ it("resumes the subtask of a killed Worker after its finished chunk", { timeout:
       inspectorPort: await freePort(),
       persistTo: join(home, "state"),
       logFile: join(home, `${name}.log`),
+      secrets: { A2A_SIGNING_KEY: JSON.stringify(signing) },
       vars: {
-        A2A_SIGNING_KEY: JSON.stringify(signing),
         GATEKEEPER_ORIGINS: JSON.stringify([origin]),
         OPENAI_BASE_URL: `${origin}/v1`,
         OPENAI_MODEL: "e2e",
@@ -96,6 +97,8 @@ it("resumes the subtask of a killed Worker after its finished chunk", { timeout:
   };
 
   const first = await start("first");
+  // The key reached the Worker (it serves its public half) through a file, not a command line.
+  if (canReadCommandLines) expect(commandLinesHolding(signing.d)).toEqual([]);
   const token = await new SignJWT({ "https://dynamicagents.dev/tenant": "researcher", "https://dynamicagents.dev/identity": { key: "e2e-resume" } })
     .setProtectedHeader({ alg: "EdDSA", kid: "e2e-gk", jku: `${origin}/.well-known/jwks.json` })
     .setIssuer(origin)

@@ -1,0 +1,140 @@
+// The wrangler launcher (scripts/dev/wrangler.mjs) that `npm start`, the e2e
+// tests and the benches share: secrets reach wrangler through a private env
+// file, never its command line, which every local user reads in `ps`. A fake
+// `wrangler` stands in for the real one and reports what it was given.
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { formatEnvFile } from "../../scripts/dev/dev-vars.mjs";
+import { freePort } from "../../scripts/dev/http.mjs";
+import { chooseModel } from "../../scripts/dev/stack.mjs";
+import { groupAlive, spawnWrangler, wranglerArgs } from "../../scripts/dev/wrangler.mjs";
+import { freshAgentJwk } from "./support/fake-agent.mjs";
+
+// Serves, on its --port, its own argv and every --env-file it was given (text and mode).
+const FAKE_WRANGLER = `#!/usr/bin/env node
+const { createServer } = require("node:http");
+const { readFileSync, statSync } = require("node:fs");
+const argv = process.argv.slice(2);
+const files = [];
+argv.forEach((arg, i) => {
+  if (arg === "--env-file") files.push({ path: argv[i + 1], mode: statSync(argv[i + 1]).mode & 0o777, text: readFileSync(argv[i + 1], "utf8") });
+});
+const port = Number(argv[argv.indexOf("--port") + 1]);
+createServer((req, res) => res.end(JSON.stringify({ argv, files, pid: process.pid }))).listen(port, "127.0.0.1");
+`;
+
+let root;
+let home;
+const stops = [];
+
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), "fake-wrangler-root-"));
+  home = mkdtempSync(join(tmpdir(), "fake-wrangler-home-"));
+  mkdirSync(join(root, "node_modules", ".bin"), { recursive: true });
+  writeFileSync(join(root, "node_modules", ".bin", "wrangler"), FAKE_WRANGLER);
+  chmodSync(join(root, "node_modules", ".bin", "wrangler"), 0o755);
+});
+
+afterEach(async () => {
+  while (stops.length) await stops.pop()();
+  rmSync(root, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true });
+});
+
+async function launch(options) {
+  const port = await freePort();
+  const wrangler = spawnWrangler({ root, port, inspectorPort: await freePort(), logFile: join(home, "wrangler.log"), ...options });
+  stops.push(() => wrangler.stop());
+  for (let i = 0; i < 200; i++) {
+    try {
+      return { wrangler, report: await (await fetch(`http://127.0.0.1:${port}/`)).json() };
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  throw new Error(`the fake wrangler did not answer; its output:\n${wrangler.logTail()}`);
+}
+
+describe("spawnWrangler", () => {
+  it("passes secrets in a 0600 env file, never on the command line, and removes the file when stopped", async () => {
+    const signingKey = await freshAgentJwk("a2a-launcher");
+    const { d } = JSON.parse(signingKey);
+    const apiKey = "sk-launcher-test-0123456789";
+    const { wrangler, report } = await launch({
+      vars: { GATEKEEPER_ORIGINS: '["http://127.0.0.1:8790"]', OPENAI_MODEL: "m" },
+      secrets: { A2A_SIGNING_KEY: signingKey, OPENAI_API_KEY: apiKey },
+    });
+
+    // What `ps` shows: the process's own command line, as the kernel holds it.
+    const cmdline = readFileSync(`/proc/${report.pid}/cmdline`, "utf8");
+    expect(cmdline).toContain("--var\0GATEKEEPER_ORIGINS:");
+    for (const secret of [d, apiKey]) {
+      expect(cmdline).not.toContain(secret);
+      expect(report.argv.join(" ")).not.toContain(secret);
+    }
+    // The secrets reached wrangler through the last --env-file, readable by this user only.
+    expect(report.files).toHaveLength(1);
+    const [file] = report.files;
+    expect(file.mode).toBe(0o600);
+    expect(file.text).toContain(`OPENAI_API_KEY='${apiKey}'`);
+    expect(file.text).toContain(d);
+
+    await wrangler.stop();
+    expect(groupAlive(wrangler.pgid)).toBe(false);
+    expect(existsSync(file.path)).toBe(false);
+  });
+
+  it("puts the caller's env files first and its own secrets file last (later files win), at the path asked for", async () => {
+    const devVars = join(home, "dev.vars");
+    writeFileSync(devVars, "GATEKEEPER_ORIGINS='[]'\n", { mode: 0o600 });
+    const secretsFile = join(home, "wrangler-secrets.env");
+    writeFileSync(secretsFile, "left over by a killed run\n", { mode: 0o644 });
+    const { wrangler, report } = await launch({ envFiles: [devVars], secretsFile, secrets: { OPENAI_API_KEY: "sk-x" } });
+    expect(report.files.map((f) => f.path)).toEqual([devVars, secretsFile]);
+    expect(report.files[1]).toMatchObject({ mode: 0o600, text: "OPENAI_API_KEY='sk-x'\n" });
+    await wrangler.stop();
+    expect(existsSync(secretsFile)).toBe(false);
+    expect(existsSync(devVars)).toBe(true);
+  });
+
+  it("writes no file and passes no --env-file when there are no secrets (wrangler then reads .dev.vars)", async () => {
+    const { report } = await launch({ vars: { OPENAI_MODEL: "m" } });
+    expect(report.files).toEqual([]);
+  });
+});
+
+describe("wranglerArgs", () => {
+  it("refuses a secret-looking variable on the command line", () => {
+    for (const name of ["A2A_SIGNING_KEY", "OPENAI_API_KEY", "SOME_TOKEN", "DB_PASSWORD"]) {
+      expect(() => wranglerArgs({ port: 1, inspectorPort: 2, vars: { [name]: "s3cret" } })).toThrow(/looks like a secret/);
+    }
+    expect(wranglerArgs({ port: 1, inspectorPort: 2, vars: { GATEKEEPER_ORIGINS: "[]" } })).toContain("GATEKEEPER_ORIGINS:[]");
+  });
+});
+
+describe("formatEnvFile", () => {
+  it("quotes each value literally and escapes `$`, which wrangler's --env-file would expand", () => {
+    expect(formatEnvFile({ A: '{"k":"v"}', B: "it's", C: "cost $HOME ${X} \\$Y" })).toBe(`A='{"k":"v"}'\nB=\`it's\`\nC='cost \\$HOME \\\${X} \\\\$Y'\n`);
+  });
+
+  it("refuses what it cannot write faithfully, without quoting the value", () => {
+    for (const value of ["two\nlines", "ends with \\", `'\`"`]) {
+      expect(() => formatEnvFile({ OPENAI_API_KEY: value })).toThrow(/^OPENAI_API_KEY cannot be written/);
+    }
+  });
+});
+
+describe("chooseModel (npm start)", () => {
+  it("passes a real model's key and base URL from the environment as secrets, never as vars", async () => {
+    const model = await chooseModel({ OPENAI_BASE_URL: "https://llm.example/v1?key=gw-secret", OPENAI_MODEL: "m", OPENAI_API_KEY: "sk-env" }, {});
+    expect(model.secrets).toEqual({ OPENAI_BASE_URL: "https://llm.example/v1?key=gw-secret", OPENAI_API_KEY: "sk-env" });
+    expect(model.vars).toEqual({ OPENAI_MODEL: "m" });
+  });
+
+  it("refuses a base URL with a user or password, without quoting it", async () => {
+    await expect(chooseModel({ OPENAI_BASE_URL: "https://me:pw-secret@llm.example/v1", OPENAI_MODEL: "m" }, {})).rejects.toThrow(/holds a user or password/);
+    await expect(chooseModel({ OPENAI_BASE_URL: "https://me:pw-secret@llm.example/v1", OPENAI_MODEL: "m" }, {})).rejects.not.toThrow(/pw-secret/);
+  });
+});
