@@ -14,7 +14,16 @@ export { parseJsonRpc, type JsonRpcCall, type JsonRpcId, type ParsedCall } from 
 export { MAX_TEXT_BYTES, assertTextWithinLimit } from "./limits.js";
 export { settle, unwrap, type Outcome } from "./outcome.js";
 export { loadPreviousPublicKeys } from "./previous-keys.js";
-export { validatePushConfig } from "./push-config.js";
+export {
+  MAX_AUTH_CREDENTIALS_BYTES,
+  MAX_AUTH_SCHEME_BYTES,
+  MAX_PUSH_CONFIG_ID_CHARS,
+  MAX_PUSH_CONFIGS_PER_TASK,
+  MAX_PUSH_TOKEN_BYTES,
+  MAX_PUSH_URL_CHARS,
+  pushTarget,
+  validatePushConfig,
+} from "./push-config.js";
 export { ConfigError, loadSigningKey, type PublicSigningJwk, type SigningKey } from "./signing-key.js";
 export { TERMINAL_STATES, isTerminal, parseStateName, stateName } from "./task-state.js";
 export { MAX_TOKEN_LIFETIME_SECONDS, TokenRefused, verifyGatekeeperToken, type TokenCheck, type VerifiedCaller, type VerifyOptions } from "./verify-token.js";

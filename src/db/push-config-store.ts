@@ -1,7 +1,8 @@
 import { TaskPushNotificationConfig } from "@a2a-js/sdk";
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, count, eq } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
-import { taskNotFound } from "../a2a/errors.js";
+import { invalidParams, taskNotFound } from "../a2a/errors.js";
+import { MAX_PUSH_CONFIGS_PER_TASK } from "../a2a/push-config.js";
 import { pushConfigs, tasks } from "./schema.js";
 import type { PushConfigJson } from "./task-store.js";
 
@@ -20,11 +21,29 @@ export class PushConfigStore {
     if (!this.db.select({ id: tasks.id }).from(tasks).where(eq(tasks.id, taskId)).get()) throw taskNotFound(taskId);
   }
 
-  /** Adds or replaces (same id) a config; the caller validated its URL. */
+  /**
+   * Adds or replaces (same id) a config; the caller validated it. A new id
+   * beyond {@link MAX_PUSH_CONFIGS_PER_TASK} is refused. No `await` from the
+   * count to the insert, so the object's input gate keeps them together.
+   */
   put(taskId: string, configJson: PushConfigJson): PushConfigJson {
     this.#requireTask(taskId);
     const config = TaskPushNotificationConfig.fromJSON(configJson);
-    const stored = TaskPushNotificationConfig.toJSON({ ...config, id: config.id || crypto.randomUUID(), taskId, tenant: "" }) as PushConfigJson;
+    const id = config.id || crypto.randomUUID();
+    const replaces = this.db
+      .select({ id: pushConfigs.id })
+      .from(pushConfigs)
+      .where(and(eq(pushConfigs.taskId, taskId), eq(pushConfigs.id, id)))
+      .get();
+    if (!replaces) {
+      const held = this.db.select({ n: count() }).from(pushConfigs).where(eq(pushConfigs.taskId, taskId)).get()?.n ?? 0;
+      if (held >= MAX_PUSH_CONFIGS_PER_TASK) {
+        throw invalidParams(
+          `Task ${JSON.stringify(taskId)} already has ${held} push configs, the most one task may have (${MAX_PUSH_CONFIGS_PER_TASK}): delete one or replace one by its id`,
+        );
+      }
+    }
+    const stored = TaskPushNotificationConfig.toJSON({ ...config, id, taskId, tenant: "" }) as PushConfigJson;
     this.db
       .insert(pushConfigs)
       .values({ taskId, id: stored.id as string, configJson: JSON.stringify(stored), createdAt: this.now() })

@@ -1,4 +1,5 @@
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type WorkflowStepConfig } from "cloudflare:workers";
+import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
 import { loadSigningKey } from "../a2a/signing-key.js";
 import { deliverPush } from "./push-delivery.js";
 import type { TurnAgentRpc, TurnParams } from "./turn-protocol.js";
@@ -20,7 +21,7 @@ const QUICK_STEP: WorkflowStepConfig = { retries: { limit: 5, delay: "1 second",
  * step never repeats an earlier one; a task canceled meanwhile is announced
  * as canceled because the terminal write says it was refused.
  */
-export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string }> extends WorkflowEntrypoint<Env, TurnParams> {
+export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; GATEKEEPER_ORIGINS?: string }> extends WorkflowEntrypoint<Env, TurnParams> {
   /** The namespace holding `tenant`'s agents. */
   protected abstract agentNamespace(tenant: string): DurableObjectNamespace;
 
@@ -62,6 +63,7 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string }>
             body: { task: found.task },
             key: await loadSigningKey(this.env.A2A_SIGNING_KEY),
             origin: turn.origin,
+            allowlist: this.#gatekeeperOrigins(),
           });
         } catch (error) {
           await agent().turnProgress(turn.taskId);
@@ -73,6 +75,15 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string }>
     return { state };
   }
 
+  /**
+   * The gatekeepers trusted now, read at every delivery rather than when the
+   * turn began: an origin removed from `GATEKEEPER_ORIGINS` meanwhile is no
+   * longer called (the SSRF rule of CONTRACT.md "SendMessage").
+   */
+  #gatekeeperOrigins(): ReadonlySet<string> {
+    return loadGatekeeperOrigins(this.env.GATEKEEPER_ORIGINS);
+  }
+
   /** One `statusUpdate` to every push config, once each; a failure is logged, never thrown. */
   async #announceProgress(agent: TurnAgentRpc, turn: TurnParams, text: string): Promise<{ sent: number }> {
     let sent = 0;
@@ -80,6 +91,7 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string }>
       const found = await agent.deliveryOf(turn.taskId);
       if (!found) return { sent };
       const key = await loadSigningKey(this.env.A2A_SIGNING_KEY);
+      const allowlist = this.#gatekeeperOrigins();
       const statusUpdate = {
         taskId: found.task.id,
         contextId: found.task.contextId,
@@ -91,8 +103,7 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string }>
       };
       for (const config of found.configs) {
         try {
-          await deliverPush({ config, body: { statusUpdate }, key, origin: turn.origin });
-          sent++;
+          if ("status" in (await deliverPush({ config, body: { statusUpdate }, key, origin: turn.origin, allowlist }))) sent++;
         } catch (error) {
           console.warn(`progress push for ${turn.taskId} failed (best effort)`, error);
         }

@@ -1,0 +1,172 @@
+import { env } from "cloudflare:workers";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { GATEKEEPER, OTHER_GATEKEEPER, PUSH_URL } from "./support/constants.js";
+import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
+import { call, userMessage } from "./support/rpc.js";
+import { useTurnHarness } from "./support/turn-harness.js";
+
+const newCaller = (tenant = "assistant") => ({ tenant, identity: { key: `caller-${crypto.randomUUID()}` } });
+const SECRET_QUERY = "sig=q-s3cr3t-in-the-query";
+const TOKEN = "tok-s3cr3t-notification-token";
+const KEPT_URL = `${OTHER_GATEKEEPER}/hooks/a2a`;
+
+const harness = useTurnHarness();
+
+/** Every console line of the spec, as text (errors with their stack). */
+let logged: string[] = [];
+beforeEach(() => {
+  logged = [];
+  for (const level of ["log", "info", "warn", "error", "debug"] as const) {
+    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => {
+      logged.push(args.map((a) => (a instanceof Error ? `${a.name}: ${a.message}\n${a.stack}` : typeof a === "string" ? a : JSON.stringify(a))).join(" "));
+    });
+  }
+});
+afterEach(() => vi.restoreAllMocks());
+
+/**
+ * Runs `body` while GATEKEEPER_ORIGINS holds only `origins`: an operator
+ * redeploying with a shorter list. In the test pool the Workflow's `this.env`
+ * is this same object, so the real turn Workflow sees the change at its next
+ * delivery, exactly as it would read a new deployment's env.
+ */
+async function withGatekeeperOrigins<T>(origins: string[], body: () => Promise<T>): Promise<T> {
+  const mutable = env as { GATEKEEPER_ORIGINS?: string };
+  const saved = mutable.GATEKEEPER_ORIGINS;
+  mutable.GATEKEEPER_ORIGINS = JSON.stringify(origins);
+  try {
+    return await body();
+  } finally {
+    mutable.GATEKEEPER_ORIGINS = saved;
+  }
+}
+
+/** Holds the first model call until released, so the spec can act before any delivery. */
+function holdFirstModelCall(answer: (c: ModelCall, n: number) => Response) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let entered!: () => void;
+  const started = new Promise<void>((resolve) => (entered = resolve));
+  let calls = 0;
+  harness.outbound.model = async (c) => {
+    const n = calls++;
+    if (n === 0) {
+      entered();
+      await gate;
+    }
+    return answer(c, n);
+  };
+  return { started, release };
+}
+
+async function onlyInstance() {
+  const instances = await eventually(() => harness.workflows.get(), (found) => found.length > 0, "the turn's Workflow instance");
+  expect(instances).toHaveLength(1);
+  return instances[0]!;
+}
+
+const sendWithPush = (text: string, url: string, caller: ReturnType<typeof newCaller>) =>
+  call("SendMessage", { message: userMessage(text), configuration: { taskPushNotificationConfig: { url, token: TOKEN } } }, { mint: caller });
+
+describe("the allowlist, again at every delivery", () => {
+  it("never calls a config whose origin left GATEKEEPER_ORIGINS after it was accepted, and still calls the others", async () => {
+    const held = holdFirstModelCall((c) => chatCompletion("the answer", c.model));
+    const caller = newCaller();
+    const removed = `${PUSH_URL}?${SECRET_QUERY}`;
+    const task = (await sendWithPush("still trusted?", removed, caller)).body.result.task;
+    expect((await call("CreateTaskPushNotificationConfig", { taskId: task.id, id: "kept", url: KEPT_URL }, { mint: caller })).body.error).toBeUndefined();
+    await held.started;
+
+    const before = harness.outbound.requests.length;
+    await withGatekeeperOrigins([OTHER_GATEKEEPER], async () => {
+      held.release();
+      await (await onlyInstance()).waitForStatus("complete");
+    });
+
+    const after = harness.outbound.requests.slice(before);
+    expect(after.filter((r) => new URL(r.url).origin === GATEKEEPER)).toEqual([]);
+    expect(harness.outbound.pushes.map((p) => [p.url, p.body.task?.status.state])).toEqual([[KEPT_URL, "TASK_STATE_COMPLETED"]]);
+    // Said once, by origin and path, and not retried.
+    const skipped = logged.filter((line) => line.includes("skipped"));
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]).toContain(`push to ${PUSH_URL} skipped`);
+    expect(logged.join("\n")).not.toContain(SECRET_QUERY);
+  });
+
+  it("skips progress pushes to that origin too", async () => {
+    const page = "https://developers.cloudflare.com/allowlist-page";
+    harness.outbound.pages.set(page, () => new Response("<p>Some page.</p>"));
+    const held = holdFirstModelCall((c) => {
+      if (String(c.messages[0]?.content ?? "").startsWith("Summarise what the page says")) return chatCompletion("a summary", c.model);
+      const results = c.messages.some((m) => String(m.content ?? "").startsWith("Results of the subtasks"));
+      return results ? chatCompletion("researched", c.model) : chatToolCall("delegate", { subtasks: [{ type: "read_page", params: { url: page, question: "q" } }] }, c.model);
+    });
+    const caller = newCaller("researcher");
+    const task = (await sendWithPush("research it", `${PUSH_URL}?${SECRET_QUERY}`, caller)).body.result.task;
+    await call("CreateTaskPushNotificationConfig", { taskId: task.id, id: "kept", url: KEPT_URL }, { mint: caller });
+    await held.started;
+
+    const before = harness.outbound.requests.length;
+    await withGatekeeperOrigins([OTHER_GATEKEEPER], async () => {
+      held.release();
+      await (await onlyInstance()).waitForStatus("complete");
+    });
+
+    expect(harness.outbound.requests.slice(before).filter((r) => new URL(r.url).origin === GATEKEEPER)).toEqual([]);
+    expect(harness.outbound.pushes.map((p) => (p.body.statusUpdate ? "progress" : p.body.task.status.state))).toEqual(["progress", "TASK_STATE_COMPLETED"]);
+    expect(new Set(harness.outbound.pushes.map((p) => p.url))).toEqual(new Set([KEPT_URL]));
+    expect(logged.filter((line) => line.includes(`push to ${PUSH_URL} skipped`))).toHaveLength(2);
+    expect(logged.join("\n")).not.toContain(SECRET_QUERY);
+  });
+});
+
+describe("a push URL's query and token stay out of logs and step errors", () => {
+  const secretUrl = `${PUSH_URL}?${SECRET_QUERY}`;
+  const assertNothingSecretLogged = () => {
+    const all = logged.join("\n");
+    expect(all).not.toContain(SECRET_QUERY);
+    expect(all).not.toContain(TOKEN);
+  };
+
+  it("a push answered with an error: the step error names origin and path only", async () => {
+    harness.outbound.pushReplies.set(secretUrl, () => new Response("nope", { status: 400 }));
+    await sendWithPush("x", secretUrl, newCaller());
+    const instance = await onlyInstance();
+    await instance.waitForStatus("errored");
+    const error = await instance.getError();
+    expect(error.message).toMatch(new RegExp(`push to ${PUSH_URL} answered HTTP 400$`));
+    expect(error.message).not.toContain(SECRET_QUERY);
+    assertNothingSecretLogged();
+  });
+
+  it("a push that gets no answer: a network error quoting the URL is scrubbed", async () => {
+    harness.outbound.pushReplies.set(secretUrl, () => {
+      throw new TypeError(`connection reset by peer: POST ${secretUrl}`);
+    });
+    await sendWithPush("x", secretUrl, newCaller());
+    const instance = await onlyInstance();
+    await instance.waitForStatus("errored");
+    const error = await instance.getError();
+    expect(error.message).toContain(`push to ${PUSH_URL} failed: TypeError: connection reset by peer: POST ${PUSH_URL}`);
+    expect(error.message).not.toContain(SECRET_QUERY);
+    assertNothingSecretLogged();
+  });
+
+  it("a failed progress push is logged by origin and path only", async () => {
+    const page = "https://developers.cloudflare.com/log-page";
+    harness.outbound.pages.set(page, () => new Response("<p>Some page.</p>"));
+    harness.outbound.model = (c) => {
+      if (String(c.messages[0]?.content ?? "").startsWith("Summarise what the page says")) return chatCompletion("a summary", c.model);
+      const results = c.messages.some((m) => String(m.content ?? "").startsWith("Results of the subtasks"));
+      return results ? chatCompletion("researched", c.model) : chatToolCall("delegate", { subtasks: [{ type: "read_page", params: { url: page, question: "q" } }] }, c.model);
+    };
+    // The progress push (the first) fails; the final one is accepted.
+    let answered = 0;
+    harness.outbound.pushReplies.set(secretUrl, () => new Response(null, { status: answered++ === 0 ? 500 : 200 }));
+    await sendWithPush("research", secretUrl, newCaller("researcher"));
+    await (await onlyInstance()).waitForStatus("complete");
+    const warning = logged.find((line) => line.includes("progress push"));
+    expect(warning).toContain(`push to ${PUSH_URL} answered HTTP 500`);
+    assertNothingSecretLogged();
+  });
+});
