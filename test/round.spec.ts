@@ -1,9 +1,11 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import type { SubtaskRow } from "@dynamicagents/core/db";
+import { AgentDB, type SubtaskRow } from "@dynamicagents/core/db";
 import { validateRoundPolicy } from "@dynamicagents/core/round";
+import { createDelegateTool } from "@dynamicagents/core/subtasks";
 import type { TurnAgentRpc } from "@dynamicagents/core/turn";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { ResearchSubagent } from "../reference/agents.js";
 import { researchPolicy } from "../reference/research-policy.js";
 import { callerObjectName } from "@dynamicagents/core/worker";
@@ -216,5 +218,87 @@ describe("durable subtasks", () => {
     expect(summaryCalls()).toHaveLength(0);
     expect(roundCalls()).toHaveLength(1);
     expect((await subtasksOf(caller.identity.key)).map((r) => r.status)).toEqual(["canceled", "canceled"]);
+  });
+});
+
+/** One model step that makes several tool calls at once (the SDK runs them in parallel). */
+function chatToolCalls(calls: Array<{ name: string; args: unknown }>, model: string): Response {
+  return Response.json({
+    id: `chatcmpl-${crypto.randomUUID()}`,
+    object: "chat.completion",
+    created: 0,
+    model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: calls.map((c, i) => ({ id: `call_${i}_${crypto.randomUUID().slice(0, 6)}`, type: "function", function: { name: c.name, arguments: JSON.stringify(c.args) } })),
+        },
+        finish_reason: "tool_calls",
+      },
+    ],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  });
+}
+
+describe("the per-round subtask cap", () => {
+  // The researcher runs with the default cap of 16 subtasks per round.
+  const CAP = 16;
+  const pagesFrom = (first: number, count: number) => Array.from({ length: count }, (_, i) => first + i);
+
+  it("holds across parallel delegate calls of one step: the round gets one call's subtasks, the other call records nothing", async () => {
+    scriptRounds([
+      (c) =>
+        chatToolCalls(
+          [
+            { name: "delegate", args: delegateOf(...pagesFrom(1, 10)) },
+            { name: "delegate", args: delegateOf(...pagesFrom(21, 10)) },
+          ],
+          c.model,
+        ),
+      (c) => chatCompletion("answered within the cap", c.model),
+    ]);
+    const caller = newCaller();
+    await call("SendMessage", sendParams("read twenty pages"), { mint: caller });
+    const tasks = await finished();
+    expect(tasks.at(-1).artifacts[0].parts[0].text).toBe("answered within the cap");
+
+    const rows = await runInDurableObject(researcher(caller.identity.key), (_i, state) =>
+      state.storage.sql.exec("SELECT round, params_json FROM subtasks").toArray() as Array<{ round: number; params_json: string }>,
+    );
+    expect(rows.length).toBeLessThanOrEqual(CAP);
+    expect(rows).toHaveLength(10);
+    // All from one of the two calls: which one won the race does not matter.
+    const pages = rows.map((r) => Number(/page-(\d+)/.exec(r.params_json)![1])).sort((a, b) => a - b);
+    expect([pagesFrom(1, 10), pagesFrom(21, 10)]).toContainEqual(pages);
+  });
+
+  it("is enforced by the store, in its transaction, as a verdict", async () => {
+    const stub = researcher(`store-${crypto.randomUUID()}`);
+    await runInDurableObject(stub, (_i, state) => {
+      const db = new AgentDB(state.storage);
+      const store = db.subtasks;
+      const t1 = db.tasks.begin({ message: { messageId: "m1", role: "ROLE_USER", parts: [{ text: "hi" }] }, pushConfig: { url: "https://gatekeeper.test/a2a/notifications" } }).task.id;
+      const batch = (n: number) => Array.from({ length: n }, () => ({ id: crypto.randomUUID(), type: "read_page", params: {}, fingerprint: "f" }));
+      expect(store.delegate(t1, 1, batch(10), CAP)).toEqual({ recorded: true, count: 10 });
+      expect(store.delegate(t1, 1, batch(7), CAP)).toEqual({ recorded: false, existing: 10, max: CAP });
+      expect(store.ofRound(t1, 1)).toHaveLength(10);
+      expect(store.delegate(t1, 1, batch(6), CAP)).toEqual({ recorded: true, count: 16 });
+      // Another round starts from zero.
+      expect(store.delegate(t1, 2, batch(16), CAP)).toEqual({ recorded: true, count: 16 });
+      expect(store.decision(t1, 1)).toEqual({ kind: "delegate", count: 16 });
+    });
+  });
+
+  it("tells the model that nothing was delegated by that call, and why", async () => {
+    const type = { key: "read_page", description: "reads a page", params: z.object({ url: z.string() }), recipe: null };
+    const delegate = createDelegateTool({ types: new Map([["read_page", type]]), maxSubtasks: CAP, record: () => ({ recorded: false, existing: 10, max: CAP }) });
+    const answer = await (delegate.execute as (i: unknown, o: unknown) => Promise<{ error?: string }>)(
+      { subtasks: Array.from({ length: 10 }, () => ({ type: "read_page", params: { url: "https://x.test/" } })) },
+      { toolCallId: "c", messages: [] },
+    );
+    expect(answer.error).toMatch(/^Nothing was delegated by this call: this round already has 10 subtasks, and 10 more would pass the limit of 16 per round\. Delegate at most 6 more/);
   });
 });

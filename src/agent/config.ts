@@ -34,7 +34,7 @@ const configSchema = z.strictObject({
       maxRounds: z.number().int().min(1).max(32).default(4),
       /** Subtasks run at once. */
       maxParallel: z.number().int().min(1).max(64).default(4),
-      /** Subtasks one delegation may create. */
+      /** Subtasks one round may create, however many delegate calls it makes. */
       maxSubtasksPerRound: z.number().int().min(1).max(128).default(16),
     })
     .prefault({}),

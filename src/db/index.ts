@@ -1,6 +1,6 @@
 export { AgentDB } from "./agent-db.js";
 export { pluginMigrations, pushConfigs, rounds, subtasks, tasks, turns } from "./schema.js";
-export { SubtaskStore, type NewSubtask, type RoundDecision, type SubtaskRow, type SubtaskStatus } from "./subtask-store.js";
+export { SubtaskStore, type DelegateVerdict, type NewSubtask, type RoundDecision, type SubtaskRow, type SubtaskStatus } from "./subtask-store.js";
 export {
   TaskStore,
   type BeginTaskInput,

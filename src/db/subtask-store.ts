@@ -7,6 +7,9 @@ export type SubtaskStatus = "pending" | "running" | "done" | "failed" | "cancele
 
 export type RoundDecision = { kind: "delegate"; count: number } | { kind: "answer"; text: string };
 
+/** Whether a delegation was recorded; when not, what the round already holds and its cap. */
+export type DelegateVerdict = { recorded: true; count: number } | { recorded: false; existing: number; max: number };
+
 export interface NewSubtask {
   id: string;
   type: string;
@@ -39,14 +42,20 @@ export class SubtaskStore {
   /**
    * Records a delegation and its subtasks together, before any of them runs.
    * A second delegation in the same round adds to it (the model may delegate
-   * in more than one call).
+   * in more than one call, even in parallel calls of one step), but the round
+   * as a whole holds at most `maxPerRound`: a delegation that would pass it
+   * records nothing, and the verdict says how many the round already has.
+   * The count is read inside the same synchronous transaction as the writes,
+   * so no two delegations can both see room for themselves.
    */
-  delegate(taskId: string, round: number, created: NewSubtask[]): void {
+  delegate(taskId: string, round: number, created: NewSubtask[], maxPerRound: number): DelegateVerdict {
     const at = this.now();
-    const existing = this.decision(taskId, round);
-    const before = existing?.kind === "delegate" ? existing.count : 0;
-    const count = before + created.length;
-    this.db.transaction((tx) => {
+    return this.db.transaction((tx): DelegateVerdict => {
+      const existing = tx.select().from(rounds).where(and(eq(rounds.taskId, taskId), eq(rounds.round, round))).get();
+      const decision = existing ? (JSON.parse(existing.decisionJson) as RoundDecision) : undefined;
+      const before = decision?.kind === "delegate" ? decision.count : 0;
+      const count = before + created.length;
+      if (count > maxPerRound) return { recorded: false, existing: before, max: maxPerRound };
       tx.insert(rounds)
         .values({ taskId, round, decisionJson: JSON.stringify({ kind: "delegate", count }), createdAt: at })
         .onConflictDoUpdate({ target: [rounds.taskId, rounds.round], set: { decisionJson: JSON.stringify({ kind: "delegate", count }) } })
@@ -67,6 +76,7 @@ export class SubtaskStore {
           })
           .run();
       }
+      return { recorded: true, count };
     });
   }
 

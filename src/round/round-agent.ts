@@ -78,7 +78,7 @@ export abstract class RoundAgentBase<Env extends Cloudflare.Env = Cloudflare.Env
         tools[DELEGATE_TOOL] = createDelegateTool({
           types: runtime.subtaskTypes,
           maxSubtasks: this.config.rounds.maxSubtasksPerRound,
-          record: (delegations) => store.delegate(taskId, round, delegations),
+          record: (delegations) => store.delegate(taskId, round, delegations, this.config.rounds.maxSubtasksPerRound),
         });
       }
       const delegated: StopCondition<ToolSet> = () => store.decision(taskId, round)?.kind === "delegate";

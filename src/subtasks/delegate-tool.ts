@@ -1,5 +1,6 @@
 import { tool, type Tool } from "ai";
 import { z } from "zod";
+import type { DelegateVerdict } from "../db/subtask-store.js";
 import type { SubtaskType } from "../plugin/contract.js";
 import { subtaskFingerprint } from "./fingerprint.js";
 
@@ -27,17 +28,18 @@ const delegateInput = z.object({
 export function createDelegateTool(options: {
   types: ReadonlyMap<string, SubtaskType>;
   maxSubtasks: number;
-  record: (delegations: Delegation[]) => void | Promise<void>;
+  /** Records the delegation unless the round's cap would be passed. */
+  record: (delegations: Delegation[]) => DelegateVerdict | Promise<DelegateVerdict>;
 }): Tool {
   const catalogue = [...options.types.values()]
     .map((t) => `- ${t.key}: ${t.description}\n  params: ${JSON.stringify(z.toJSONSchema(t.params))}`)
     .join("\n");
   return tool({
-    description: `Delegate durable subtasks, run concurrently by isolated subagents; their results arrive in the next round. At most ${options.maxSubtasks} per call. Subtask types:\n${catalogue}`,
+    description: `Delegate durable subtasks, run concurrently by isolated subagents; their results arrive in the next round. At most ${options.maxSubtasks} per round, across all calls. Subtask types:\n${catalogue}`,
     inputSchema: delegateInput,
     execute: async ({ subtasks }) => {
       if (subtasks.length > options.maxSubtasks) {
-        return { error: `Too many subtasks: ${subtasks.length}, the limit is ${options.maxSubtasks}. Nothing was delegated.` };
+        return { error: `Too many subtasks: ${subtasks.length}, the limit is ${options.maxSubtasks} per round. Nothing was delegated.` };
       }
       const problems: string[] = [];
       const valid: Delegation[] = [];
@@ -60,7 +62,12 @@ export function createDelegateTool(options: {
         });
       }
       if (problems.length) return { error: `Nothing was delegated. Fix these and delegate again:\n${problems.join("\n")}` };
-      await options.record(valid);
+      const verdict = await options.record(valid);
+      if (!verdict.recorded) {
+        return {
+          error: `Nothing was delegated by this call: this round already has ${verdict.existing} subtask${verdict.existing === 1 ? "" : "s"}, and ${valid.length} more would pass the limit of ${verdict.max} per round. Delegate at most ${Math.max(0, verdict.max - verdict.existing)} more, or wait for these results.`,
+        };
+      }
       return { delegated: valid.map((d) => ({ id: d.id, type: d.type })), note: "Results arrive in the next round." };
     },
   }) as Tool;

@@ -198,7 +198,7 @@ describe("the stand-in over HTTP", () => {
       recipe: async () => ({}),
     };
     const recorded = [];
-    const delegate = createDelegateTool({ types: new Map([["read_page", readPage]]), maxSubtasks: 4, record: (d) => void recorded.push(...d) });
+    const delegate = createDelegateTool({ types: new Map([["read_page", readPage]]), maxSubtasks: 4, record: (d) => (recorded.push(...d), { recorded: true, count: recorded.length }) });
     const instructions = "You are Researcher. You can read pages on these sites only: https://a2a-protocol.org.";
     const round1 = await generateText({
       model: provider.chatModel("offline-stand-in"),
