@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { resolveConfig } from "@dynamicagents/core/agent";
-import { AgentDB, ensurePluginStores } from "@dynamicagents/core/db";
+import { generateWithFallback, resolveConfig } from "@dynamicagents/core/agent";
+import { AgentDB, ensurePluginStores, type SubtaskRow } from "@dynamicagents/core/db";
 import {
   PLUGIN_CONTRACT_VERSION,
   PluginContractError,
@@ -14,7 +14,9 @@ import {
   redactToolResults,
   type PluginStore,
 } from "@dynamicagents/core/plugin";
-import { tool } from "ai";
+import { redactSubtaskRows, renderSubtaskResults } from "@dynamicagents/core/subtasks";
+import { mockModel, scriptedChoices } from "@dynamicagents/core/testing";
+import { stepCountIs, tool } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 
@@ -156,5 +158,95 @@ describe("tool-result redaction", () => {
     );
     expect(result).toEqual(REDACTION_FAILED_STUB);
     expect(JSON.stringify(result)).not.toContain("sk-live");
+  });
+});
+
+describe("redaction without holes", () => {
+  const MARKER = "MARKER-7f3a";
+  const replaceMarker = definePlugin({
+    key: "marker-redactor",
+    onToolResult: ({ output }) => JSON.parse(JSON.stringify(output ?? null).replaceAll(MARKER, "[replaced]")),
+  });
+  const throwingRedactor = definePlugin({
+    key: "broken-redactor",
+    onToolResult: () => {
+      throw new Error("redactor bug");
+    },
+  });
+  const failingTool = definePlugin({
+    key: "failing",
+    toolFamilies: {
+      f: () => ({
+        tools: {
+          lookup: tool({
+            description: "looks something up",
+            inputSchema: z.object({}),
+            execute: async (): Promise<string> => {
+              throw new Error(`upstream said: token ${MARKER} is invalid`);
+            },
+          }),
+        },
+      }),
+    },
+  });
+
+  /** One turn whose model calls `lookup` once, then answers; returns what the model was sent the second time. */
+  async function secondPrompt(plugins: ReturnType<typeof definePlugin>[]): Promise<string> {
+    const runtime = runtimeOf(plugins);
+    const model = mockModel([{ toolCalls: [{ toolName: "lookup", input: {} }] }, "done"]);
+    const result = await generateWithFallback({
+      env: {},
+      config: config.model,
+      messages: [{ role: "user", content: "look it up" }],
+      tools: runtime.tools({ taskId: "t", origin: "https://o.test" }),
+      stopWhen: stepCountIs(3),
+      models: scriptedChoices(model),
+    });
+    expect(result.ok).toBe(true);
+    expect(model.doGenerateCalls).toHaveLength(2);
+    return JSON.stringify(model.doGenerateCalls[1]!.prompt.filter((m) => m.role === "tool"));
+  }
+
+  it("a tool that throws: its error text reaches the model through the redactors", async () => {
+    const seen = await secondPrompt([failingTool, replaceMarker]);
+    expect(seen).toContain("upstream said: token [replaced] is invalid");
+    expect(seen).not.toContain(MARKER);
+  });
+
+  it("a tool that throws, with a redactor that throws: the model gets the stub", async () => {
+    const seen = await secondPrompt([failingTool, throwingRedactor]);
+    expect(seen).toContain(REDACTION_FAILED_STUB.note);
+    expect(seen).not.toContain(MARKER);
+  });
+
+  it("runtime.redact is that same step: in turn, failing closed", async () => {
+    const event = { toolName: "read_page", input: {}, output: { summary: `it says ${MARKER}` } };
+    expect(await runtimeOf([replaceMarker]).redact(event)).toEqual({ summary: "it says [replaced]" });
+    expect(await runtimeOf([replaceMarker, throwingRedactor]).redact(event)).toEqual(REDACTION_FAILED_STUB);
+    expect(await runtimeOf([]).redact(event)).toEqual(event.output);
+  });
+
+  describe("subtask results and errors, as the next round reads them", () => {
+    const row = (over: Partial<SubtaskRow>): SubtaskRow =>
+      ({ id: "s", taskId: "t", round: 1, ordinal: 0, type: "read_page", paramsJson: '{"url":"https://x.test/"}', fingerprint: "f", status: "done", resultJson: null, error: null, createdAt: 0, updatedAt: 0, ...over }) as SubtaskRow;
+    const rows = [row({ resultJson: JSON.stringify({ summary: `the page quotes ${MARKER}` }) }), row({ ordinal: 1, status: "failed", error: `fetch failed near ${MARKER}` })];
+
+    it("pass through the redactors", async () => {
+      const redact = runtimeOf([replaceMarker]).redact;
+      const text = renderSubtaskResults(await redactSubtaskRows(rows, redact));
+      expect(text).toContain("the page quotes [replaced]");
+      expect(text).toContain("fetch failed near [replaced]");
+      expect(text).not.toContain(MARKER);
+    });
+
+    it("fail closed to the stub", async () => {
+      const text = renderSubtaskResults(await redactSubtaskRows(rows, runtimeOf([throwingRedactor]).redact));
+      expect(text).not.toContain(MARKER);
+      expect(text.split(REDACTION_FAILED_STUB.note)).toHaveLength(3);
+    });
+
+    it("render exactly as before when nothing is redacted", async () => {
+      expect(renderSubtaskResults(await redactSubtaskRows(rows, runtimeOf([]).redact))).toBe(renderSubtaskResults(rows));
+    });
   });
 });

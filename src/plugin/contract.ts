@@ -83,6 +83,9 @@ export interface AgentPlugin {
    * Replaces what the model sees of a tool result (e.g. to redact secrets).
    * Returning `undefined` keeps it. A redactor that throws is replaced by a
    * safe stub: the model never sees an unredacted result because of a bug.
+   * It also sees a tool that threw, as `output: { error: <message> }`, and
+   * every subtask result the round loop shows the model (`toolName` is the
+   * subtask type, `input` its params, `output` its result or `{ error }`).
    */
   onToolResult?: (event: ToolResultEvent) => unknown | Promise<unknown>;
 }

@@ -10,6 +10,6 @@ export {
   type ToolResultEvent,
   type TurnGateInput,
 } from "./contract.js";
-export { REDACTION_FAILED_STUB, redactToolResults, type ToolResultRedactor } from "./redaction.js";
+export { REDACTION_FAILED_STUB, redactToolResults, redactWith, type ToolResultRedactor } from "./redaction.js";
 export { PluginContractError, createAgentRuntime, type AgentRuntime } from "./runtime.js";
 export { Workspace, WorkspaceLimitError, memoryWorkspaceBacking, type WorkspaceBacking, type WorkspaceCaps } from "./workspace.js";

@@ -10,12 +10,36 @@ export const REDACTION_FAILED_STUB = {
 } as const;
 
 /**
- * Runs a tool's result through the redactors before the model sees it. Fails
- * closed: a redactor that throws yields {@link REDACTION_FAILED_STUB}, never the
- * unredacted result.
+ * The one redaction step everything the model reads of a tool or a subtask
+ * passes: every redactor in turn, each seeing the previous one's output.
+ * Fails closed: a redactor that throws yields {@link REDACTION_FAILED_STUB},
+ * never the unredacted output.
  */
-export function redactToolResults<T extends ToolSet>(tools: T, redactors: ToolResultRedactor[]): T {
+export function redactWith(redactors: readonly ToolResultRedactor[]): (event: ToolResultEvent) => Promise<unknown> {
+  return async (event) => {
+    let output = event.output;
+    for (const redact of redactors) {
+      try {
+        const replaced = await redact({ ...event, output });
+        if (replaced !== undefined) output = replaced;
+      } catch (error) {
+        console.error(`redaction of ${event.toolName}'s result failed; the model gets a stub`, error);
+        return REDACTION_FAILED_STUB;
+      }
+    }
+    return output;
+  };
+}
+
+/**
+ * Runs a tool's result through the redactors before the model sees it. A
+ * tool that throws is answered with `{ error: <its message> }`, redacted the
+ * same way: the SDK would otherwise hand the error text to the model as is,
+ * and an error quotes what the tool was handling often enough.
+ */
+export function redactToolResults<T extends ToolSet>(tools: T, redactors: readonly ToolResultRedactor[]): T {
   if (redactors.length === 0) return tools;
+  const redact = redactWith(redactors);
   const wrapped: ToolSet = {};
   for (const [toolName, tool] of Object.entries(tools)) {
     const execute = tool.execute;
@@ -26,17 +50,13 @@ export function redactToolResults<T extends ToolSet>(tools: T, redactors: ToolRe
     wrapped[toolName] = {
       ...tool,
       execute: async (input: unknown, options: unknown) => {
-        let output = await (execute as (i: unknown, o: unknown) => unknown)(input, options);
-        for (const redact of redactors) {
-          try {
-            const replaced = await redact({ toolName, input, output });
-            if (replaced !== undefined) output = replaced;
-          } catch (error) {
-            console.error(`redaction of ${toolName}'s result failed; the model gets a stub`, error);
-            return REDACTION_FAILED_STUB;
-          }
+        let output: unknown;
+        try {
+          output = await (execute as (i: unknown, o: unknown) => unknown)(input, options);
+        } catch (error) {
+          output = { error: error instanceof Error ? error.message : String(error) };
         }
-        return output;
+        return redact({ toolName, input, output });
       },
     } as ToolSet[string];
   }

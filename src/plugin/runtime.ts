@@ -1,7 +1,7 @@
 import type { ToolSet } from "ai";
 import type { AgentConfig } from "../agent/config.js";
-import { PLUGIN_CONTRACT_VERSION, type AgentPlugin, type PluginStore, type SubtaskType, type ToolContext, type TurnGateInput } from "./contract.js";
-import { redactToolResults } from "./redaction.js";
+import { PLUGIN_CONTRACT_VERSION, type AgentPlugin, type PluginStore, type SubtaskType, type ToolContext, type ToolResultEvent, type TurnGateInput } from "./contract.js";
+import { redactToolResults, redactWith } from "./redaction.js";
 import { Workspace, memoryWorkspaceBacking, type WorkspaceBacking } from "./workspace.js";
 
 /** A plugin set that cannot run; the message names the culprit. */
@@ -19,8 +19,14 @@ export interface AgentRuntime {
   readonly workspaceBacking: WorkspaceBacking;
   /** The backing behind the configured caps. */
   workspace(): Workspace;
-  /** Every tool family's tools for one turn, results redacted. */
+  /** Every tool family's tools for one turn, results (and thrown errors) redacted. */
   tools(context: ToolContext): ToolSet;
+  /**
+   * What the model may see of a result: every plugin's `onToolResult` in
+   * turn, failing closed to `REDACTION_FAILED_STUB`. The tools above use it,
+   * and so does whatever else hands the model a result (subtask results).
+   */
+  redact(event: ToolResultEvent): Promise<unknown>;
   /** Fans displaced messages out to every listener; one failing never stops another, or the compaction. */
   onMessagesDisplaced(messages: unknown[]): Promise<void>;
   /** AND of every gate; a gate that throws counts as yes. */
@@ -90,6 +96,7 @@ export function createAgentRuntime<Env>(options: { plugins: AgentPlugin[]; env: 
     stores: plugins.flatMap((p) => (p.store ? [p.store] : [])),
     workspaceBacking,
     workspace: () => new Workspace(workspaceBacking, config.workspace),
+    redact: redactWith(redactors),
     tools(context) {
       const merged: ToolSet = {};
       for (const plugin of plugins) {

@@ -9,7 +9,7 @@ import type { TurnContext } from "../host/task-agent.js";
 import type { RecipeSubagentBase } from "../subagent/recipe-subagent.js";
 import type { SubtaskRunResult } from "../subagent/recipe.js";
 import { DELEGATE_TOOL, createDelegateTool } from "../subtasks/delegate-tool.js";
-import { renderSubtaskResults } from "../subtasks/results.js";
+import { redactSubtaskRows, renderSubtaskResults } from "../subtasks/results.js";
 import type { TurnStep } from "../turn/turn-protocol.js";
 import { runBounded } from "./bounded.js";
 import { validateRoundPolicy, type RoundPolicy } from "./policy.js";
@@ -82,7 +82,7 @@ export abstract class RoundAgentBase<Env extends Cloudflare.Env = Cloudflare.Env
         });
       }
       const delegated: StopCondition<ToolSet> = () => store.decision(taskId, round)?.kind === "delegate";
-      const earlier = store.before(taskId, round);
+      const earlier = await redactSubtaskRows(store.before(taskId, round), (event) => runtime.redact(event));
       const messages = toModelMessages(await this.session.history());
       if (earlier.length) messages.push({ role: "user", content: `Results of the subtasks delegated so far:\n\n${renderSubtaskResults(earlier)}` });
       const result = await generateWithFallback({

@@ -1,3 +1,3 @@
 export { DELEGATE_TOOL, createDelegateTool, type Delegation } from "./delegate-tool.js";
 export { subtaskFingerprint } from "./fingerprint.js";
-export { renderSubtaskResults } from "./results.js";
+export { redactSubtaskRows, renderSubtaskResults } from "./results.js";
