@@ -2,6 +2,8 @@ import { generateWithFallback, type ModelConfig, type ModelEnv } from "@dynamica
 import { definePlugin } from "@dynamicagents/core/plugin";
 import type { Recipe } from "@dynamicagents/core/subagent";
 import { z } from "zod";
+import { scrubCredentials } from "./credential-scrub.js";
+import { readPage } from "./page-reader.js";
 
 const MAX_PAGE_CHARS = 12_000;
 
@@ -13,6 +15,7 @@ const readPageParams = z.object({
 export interface ResearchOptions {
   allowlist: readonly string[];
   models: ModelConfig;
+  fetch?: typeof fetch;
 }
 
 /**
@@ -27,14 +30,9 @@ function readPageRecipe(options: ResearchOptions): Recipe<ModelEnv, z.infer<type
       if (!options.allowlist.includes(target.origin)) {
         throw new Error(`${target.origin} is not on the research allowlist (${options.allowlist.join(", ") || "empty"})`);
       }
-      const response = await fetch(target, { redirect: "manual", headers: { Accept: "text/html, text/plain" } });
-      if (!response.ok) throw new Error(`${target.href} answered HTTP ${response.status}`);
-      const text = (await response.text())
-        .replace(/<(script|style)[\s\S]*?<\/\1>/gi, " ")
-        .replace(/<[^>]+>/g, " ")
-        .replace(/\s+/g, " ")
-        .trim();
-      return { url: target.href, text: text.slice(0, MAX_PAGE_CHARS) };
+      const read = await readPage(target, { fetch: options.fetch });
+      if (!read.ok) throw new Error(read.error);
+      return { url: read.url, text: read.text.slice(0, MAX_PAGE_CHARS) };
     });
     await ctx.workspace.write(`pages/${encodeURIComponent(page.url)}.txt`, page.text);
     const summary = await ctx.chunk("summarize", async () => {
@@ -61,8 +59,12 @@ export const researchPlugin = (options: ResearchOptions) =>
         key: "read_page",
         description: "Read one web page on an allowlisted site and summarise what it says about a question.",
         params: readPageParams,
-        recipeVersion: 1,
+        // 2: pages read with a byte cap and the linear tag scanner (entities decoded).
+        recipeVersion: 2,
         recipe: readPageRecipe(options),
       },
     ],
+    // A summary can quote a credential the page held; the round loop passes
+    // every read_page result (and error) through here before the model sees it.
+    onToolResult: ({ toolName, output }) => (toolName === "read_page" ? scrubCredentials(output) : undefined),
   });

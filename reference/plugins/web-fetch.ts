@@ -1,6 +1,8 @@
 import { definePlugin } from "@dynamicagents/core/plugin";
 import { tool } from "ai";
 import { z } from "zod";
+import { scrubCredentials } from "./credential-scrub.js";
+import { readPage } from "./page-reader.js";
 
 const MAX_CHARS = 20_000;
 
@@ -19,7 +21,7 @@ export const webFetchPlugin = (options: { allowlist: readonly string[]; fetch?: 
           fetch_page: tool({
             description: "Fetches a web page on an allowlisted site and returns its text.",
             inputSchema: z.object({ url: z.string().describe("absolute https URL") }),
-            execute: async ({ url }) => {
+            execute: async ({ url }, { abortSignal }) => {
               let target: URL;
               try {
                 target = new URL(url);
@@ -29,32 +31,15 @@ export const webFetchPlugin = (options: { allowlist: readonly string[]; fetch?: 
               if (!options.allowlist.includes(target.origin)) {
                 return { error: `${target.origin} is not on this agent's allowlist (${options.allowlist.join(", ") || "empty"})` };
               }
-              const response = await (options.fetch ?? fetch)(target, { redirect: "manual", headers: { Accept: "text/html, text/plain" } });
-              if (!response.ok) return { error: `${target.href} answered HTTP ${response.status}` };
-              const text = pageText(await response.text());
-              return { url: target.href, text: text.slice(0, MAX_CHARS), truncated: text.length > MAX_CHARS };
+              const page = await readPage(target, { fetch: options.fetch, signal: abortSignal });
+              if (!page.ok) return { error: page.error };
+              return { url: page.url, text: page.text.slice(0, MAX_CHARS), truncated: page.truncated || page.text.length > MAX_CHARS };
             },
           }),
         },
       }),
     },
-    // Pages quote credentials surprisingly often; the model never needs them.
-    onToolResult: ({ toolName, output }) => {
-      if (toolName !== "fetch_page" || typeof (output as { text?: unknown }).text !== "string") return undefined;
-      const result = output as { text: string };
-      return { ...result, text: result.text.replace(/\b(sk|pk|ghp|xox[abp])[-_][A-Za-z0-9_-]{16,}\b/g, "[redacted credential]") };
-    },
+    // Pages quote credentials surprisingly often, and so do errors quoting
+    // pages; the model never needs them.
+    onToolResult: ({ toolName, output }) => (toolName === "fetch_page" ? scrubCredentials(output) : undefined),
   });
-
-/** Visible text of an HTML page, roughly: scripts and styles dropped, tags removed, whitespace folded. */
-function pageText(html: string): string {
-  return html
-    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, " ")
-    .replace(/<[^>]+>/g, " ")
-    .replace(/&nbsp;/g, " ")
-    .replace(/&amp;/g, "&")
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/\s+/g, " ")
-    .trim();
-}

@@ -1,0 +1,144 @@
+/** Bytes of a page read at most; the rest is never pulled from the network. */
+export const MAX_PAGE_BYTES = 1024 * 1024;
+/** A page that has not arrived by then is not worth waiting for. */
+const PAGE_TIMEOUT_MS = 20_000;
+
+export type PageRead =
+  | { ok: true; url: string; text: string; /** The page was longer than the byte cap. */ truncated: boolean }
+  | { ok: false; error: string };
+
+export interface ReadPageOptions {
+  fetch?: typeof fetch;
+  /** Stops the fetch and the read (the caller's turn was aborted). */
+  signal?: AbortSignal;
+  maxBytes?: number;
+}
+
+/**
+ * Fetches one page (no redirects: the caller checked this origin, not the
+ * next one) and returns its visible text. At most `maxBytes` of the body are
+ * read; the rest is canceled, so a huge page costs no more than the cap.
+ */
+export async function readPage(target: URL, options: ReadPageOptions = {}): Promise<PageRead> {
+  const maxBytes = options.maxBytes ?? MAX_PAGE_BYTES;
+  // Our own timer, cleared when the read settles (an `AbortSignal.timeout`
+  // would stay armed for its full period and keep the isolate busy).
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new DOMException("page read timed out", "TimeoutError")), PAGE_TIMEOUT_MS);
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
+  try {
+    const response = await (options.fetch ?? fetch)(target, { redirect: "manual", headers: { Accept: "text/html, text/plain" }, signal });
+    if (!response.ok) {
+      await response.body?.cancel();
+      return { ok: false, error: `${target.href} answered HTTP ${response.status}` };
+    }
+    const { bytes, truncated } = await readCapped(response.body, maxBytes, signal);
+    return { ok: true, url: target.href, text: pageText(new TextDecoder().decode(bytes)), truncated };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Reads a body up to `maxBytes`, then cancels it; an abort cancels it too and throws the abort's reason. */
+async function readCapped(body: ReadableStream<Uint8Array> | null, maxBytes: number, signal: AbortSignal): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+  if (!body) return { bytes: new Uint8Array(0), truncated: false };
+  const reader = body.getReader();
+  // A stalled stream never returns from read(): canceling it ends the wait.
+  const onAbort = () => void reader.cancel(signal.reason).catch(() => undefined);
+  signal.addEventListener("abort", onAbort);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let truncated = false;
+  try {
+    signal.throwIfAborted();
+    for (;;) {
+      const { done, value } = await reader.read();
+      signal.throwIfAborted();
+      if (done) break;
+      const room = maxBytes - total;
+      if (value.byteLength >= room) {
+        chunks.push(value.subarray(0, room));
+        total += room;
+        // At the cap we stop without asking whether more would follow.
+        truncated = true;
+        await reader.cancel();
+        break;
+      }
+      chunks.push(value);
+      total += value.byteLength;
+    }
+  } catch (error) {
+    // Aborted (or failed) before the end: the rest of the body is not wanted.
+    await reader.cancel(error).catch(() => undefined);
+    throw error;
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    reader.releaseLock();
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return { bytes, truncated };
+}
+
+/** Elements whose content is not text a reader sees. */
+const RAW_TEXT_ELEMENTS = new Set(["script", "style"]);
+const ENTITIES: Record<string, string> = { nbsp: " ", amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" };
+
+/**
+ * Visible text of an HTML page, roughly: scripts, styles and comments
+ * dropped, tags removed, a few entities decoded, whitespace folded. A single
+ * forward scan, so it is linear in the page: a regex such as `<[^>]+>`
+ * backtracks over the rest of the page at every `<` that has no `>` after
+ * it, which is quadratic (80 KB of `<` took seconds).
+ */
+export function pageText(html: string): string {
+  const out: string[] = [];
+  let i = 0;
+  while (i < html.length) {
+    const open = html.indexOf("<", i);
+    if (open < 0) {
+      out.push(html.slice(i));
+      break;
+    }
+    out.push(html.slice(i, open));
+    // Like a browser: `<` not followed by a tag-like character is text ("a < b").
+    if (!/[A-Za-z/!?]/.test(html[open + 1] ?? "")) {
+      out.push("<");
+      i = open + 1;
+      continue;
+    }
+    // Every search below either jumps past what it found or ends the scan,
+    // so no character is searched over more than a couple of times.
+    if (html.startsWith("!--", open + 1)) {
+      const end = html.indexOf("-->", open + 4);
+      if (end < 0) break;
+      out.push(" ");
+      i = end + 3;
+      continue;
+    }
+    const close = html.indexOf(">", open + 1);
+    // An unterminated tag runs to the end of the page: nothing after it is text.
+    if (close < 0) break;
+    out.push(" ");
+    i = close + 1;
+    const name = /^[A-Za-z][A-Za-z0-9-]*/.exec(html.slice(open + 1, Math.min(close, open + 16)))?.[0]?.toLowerCase();
+    if (name && RAW_TEXT_ELEMENTS.has(name)) {
+      const ending = new RegExp(`</${name}[\\s/>]`, "gi");
+      ending.lastIndex = i;
+      const found = ending.exec(html);
+      if (!found) break;
+      const after = html.indexOf(">", found.index);
+      if (after < 0) break;
+      i = after + 1;
+    }
+  }
+  return out
+    .join("")
+    .replace(/&(nbsp|amp|lt|gt|quot|#39);/g, (_match, entity: string) => ENTITIES[entity]!)
+    .replace(/\s+/g, " ")
+    .trim();
+}
