@@ -133,7 +133,8 @@ describe("trust on first use, with the real Worker", () => {
     const refused = await npmStart(["--once", "hello"]);
     expect(refused.code, explain(refused)).toBe(1);
     expect(refused.stderr).toContain(`REFUSED: the agent at http://127.0.0.1:${ports.worker} presents a card key other than the one this gatekeeper pinned on first use`);
-    expect(refused.stderr).toMatch(/changed: +public key \S+ → \S+/);
+    // The kid names the key (its thumbprint), so a new key changes both.
+    expect(refused.stderr).toMatch(/changed: +kid \S+ → \S+; public key \S+ → \S+/);
     expect(refused.stderr).toContain(`npm start -- --home ${home} --port ${ports.worker} --unpin`);
     expect(refused.stdout).toBe("");
     expectNothingLeft(refused);
