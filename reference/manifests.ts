@@ -1,10 +1,27 @@
 import type { AgentManifest } from "@dynamicagents/core/a2a";
 
-export const deployment = {
+/**
+ * The stub card at /.well-known/agent-card.json, served exactly as written
+ * here: core adds no words, so this says which agents answer and how to call them.
+ */
+export const deployment: AgentManifest = {
   name: "Dynamic Agents reference deployment",
-  description: "The reference deployment of @dynamicagents/core: A2A v1.0 agents behind a zero-trust edge.",
+  description:
+    "The reference deployment of @dynamicagents/core: A2A v1.0 agents behind a zero-trust edge. " +
+    "Two agents answer at this endpoint, assistant and researcher: name one as params.tenant on every call, " +
+    "and GetExtendedAgentCard returns that agent's own signed card. Calls go through a gatekeeper this " +
+    "deployment trusts, which signs an EdDSA bearer JWT for each one, addressed to this endpoint (aud) and " +
+    "to the agent (the https://dynamicagents.dev/tenant claim).",
   version: "0.1.0",
-} as const;
+  skills: [
+    {
+      id: "agents-here",
+      name: "Find the agents here",
+      description: "Lists the agents this endpoint hosts; ask GetExtendedAgentCard with params.tenant for the one you want.",
+      tags: ["directory"],
+    },
+  ],
+};
 
 export const assistantManifest: AgentManifest = {
   name: "Assistant",

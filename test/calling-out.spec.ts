@@ -5,37 +5,73 @@ import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from "
 import { describe, expect, it } from "vitest";
 import { callerObjectName } from "@dynamicagents/core/worker";
 import { GATEKEEPER, ORIGIN } from "./support/constants.js";
+import { isolatedEdge } from "./support/isolated-edge.js";
 import { interceptOutbound } from "./support/outbound.js";
 import { call, referenceWorker, sendParams } from "./support/rpc.js";
 
 const ourJwks = async () => createLocalJWKSet((await (await referenceWorker(new Request(`${ORIGIN}/.well-known/jwks.json`))).json()) as never);
 
 describe("signCallerToken", () => {
-  it("mints a short-lived EdDSA token: iss = our origin, jku derived from it, aud a bare origin, tenant claim", async () => {
+  it("mints a short-lived EdDSA token: iss = our origin, jku derived from it, aud the target's exact endpoint, tenant claim", async () => {
     const key = await loadSigningKey(env.A2A_SIGNING_KEY);
     const token = await signCallerToken({
       key,
       issuer: `${ORIGIN}/a2a`,
-      audience: "https://peer.test/a2a/?x=1",
+      audience: "https://peer.test/a2a",
       identity: { key: "assistant" },
       tenant: "assistant",
     });
     const { payload, protectedHeader } = await jwtVerify(token, await ourJwks(), {
       algorithms: ["EdDSA"],
       issuer: ORIGIN,
-      audience: "https://peer.test",
+      audience: "https://peer.test/a2a",
     });
     expect(protectedHeader).toMatchObject({ alg: "EdDSA", kid: "a2a-test", jku: `${ORIGIN}/.well-known/jwks.json` });
+    expect(payload.aud).toBe("https://peer.test/a2a");
     expect(payload["https://dynamicagents.dev/tenant"]).toBe("assistant");
     expect(payload["https://dynamicagents.dev/identity"]).toEqual({ key: "assistant" });
     expect(payload.exp! - payload.iat!).toBe(120);
   });
 
+  it("sets aud to exactly <origin>/a2a whether given the origin or an endpoint, never a query or another path", async () => {
+    const key = await loadSigningKey(env.A2A_SIGNING_KEY);
+    for (const audience of ["https://peer.test", "https://peer.test/", "https://peer.test/a2a", "https://peer.test/a2a/?x=1", "https://peer.test/elsewhere#f"]) {
+      const token = await signCallerToken({ key, issuer: ORIGIN, audience, identity: { key: "assistant" }, tenant: "assistant" });
+      expect(decodeJwt(token).aud, audience).toBe("https://peer.test/a2a");
+    }
+  });
+
   it("throws on an audience that is not an absolute URL", async () => {
     const key = await loadSigningKey(env.A2A_SIGNING_KEY);
     for (const audience of ["/relative", "peer.test", ""]) {
-      await expect(signCallerToken({ key, issuer: ORIGIN, audience, identity: {}, tenant: "t" })).rejects.toThrow(/absolute URL|no origin/);
+      await expect(signCallerToken({ key, issuer: ORIGIN, audience, identity: {}, tenant: "t" }), audience).rejects.toBeInstanceOf(TypeError);
     }
+  });
+
+  it("is accepted by another deployment's edge that trusts this one's origin as a gatekeeper", async () => {
+    const PEER = "https://peer.test";
+    using outbound = interceptOutbound();
+    const jwks = await (await referenceWorker(new Request(`${ORIGIN}/.well-known/jwks.json`))).json();
+    outbound.pushReplies.set(`${ORIGIN}/.well-known/jwks.json`, () => Response.json(jwks));
+    const peer = isolatedEdge({}, { PUBLIC_ORIGIN: PEER, GATEKEEPER_ORIGINS: JSON.stringify([ORIGIN]) });
+    const key = await loadSigningKey(env.A2A_SIGNING_KEY);
+    const token = await signCallerToken({ key, issuer: ORIGIN, audience: PEER, identity: { key: "assistant" }, tenant: "assistant" });
+    const reply = await call("GetTask", { id: "t-1" }, { worker: peer.fetch, endpoint: `${PEER}/a2a`, token });
+    expect(reply.status).toBe(200);
+    expect(reply.body.error.code).toBe(-32001);
+  });
+
+  it("is refused by this deployment's own edge, even with its own origin in GATEKEEPER_ORIGINS, before any fetch", async () => {
+    using outbound = interceptOutbound();
+    const key = await loadSigningKey(env.A2A_SIGNING_KEY);
+    const token = await signCallerToken({ key, issuer: ORIGIN, audience: ORIGIN, identity: { key: "assistant" }, tenant: "assistant" });
+    expect(decodeJwt(token).aud).toBe(`${ORIGIN}/a2a`);
+    const edge = isolatedEdge({}, { GATEKEEPER_ORIGINS: JSON.stringify([GATEKEEPER, ORIGIN]) });
+    const reply = await call("GetTask", { id: "t-1" }, { worker: edge.fetch, token });
+    expect(reply.status).toBe(401);
+    expect(reply.body).toMatchObject({ error: "invalid_token", check: "jku-allowlisted" });
+    expect(outbound.requests).toHaveLength(0);
+    expect(edge.doAccesses()).toBe(0);
   });
 });
 

@@ -114,6 +114,21 @@ describe("the stub card", () => {
     expect(card.description).toContain("researcher");
   });
 
+  it("is the deployment's manifest exactly: core adds no words of its own", async () => {
+    const marker = crypto.randomUUID();
+    const deployment = {
+      name: `name ${marker}`,
+      description: `description ${marker}`,
+      version: "9.9.9",
+      skills: [{ id: `skill-${marker}`, name: `skill ${marker}`, description: `skill description ${marker}`, tags: [`tag-${marker}`] }],
+    };
+    const card = (await (await get("/.well-known/agent-card.json", {}, isolatedEdge({ deployment }).fetch)).json()) as Record<string, any>;
+    expect(card.name).toBe(deployment.name);
+    expect(card.description).toBe(deployment.description);
+    expect(card.skills).toEqual(deployment.skills);
+    await expect(sdkVerifier(card as AgentCard)).resolves.toBeUndefined();
+  });
+
   it("carries the protected header alg, typ, kid and jku", async () => {
     const card = (await (await get("/.well-known/agent-card.json")).json()) as Record<string, any>;
     expect(decodeProtectedHeader(card.signatures[0])).toEqual({

@@ -1,4 +1,5 @@
-import { GatekeeperJwks } from "@dynamicagents/core/a2a";
+import { GatekeeperJwks, TokenRefused } from "@dynamicagents/core/a2a";
+import { DynamicAgentsError } from "@dynamicagents/core/errors";
 import type { A2AWorkerOptions } from "@dynamicagents/core/worker";
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
@@ -37,8 +38,25 @@ describe("gatekeeper token verification", () => {
     const result = await attempt(null);
     expect(result.reply.status).toBe(401);
     expect(result.reply.headers.get("WWW-Authenticate")).toMatch(/^Bearer/);
+    expect(result.reply.body).toEqual({ error: "invalid_token", error_description: expect.any(String), check: "bearer" });
     expect(result.doAccesses).toBe(0);
     expect(result.fetches).toBe(0);
+  });
+
+  it("refuses a malformed Authorization header as a token, 401 with the check, fetching nothing", async () => {
+    for (const authorization of ["Bearer", "Basic dXNlcjpwYXNz", "Bearer two tokens"]) {
+      const result = await attempt(null, { headers: { Authorization: authorization } });
+      expectRefused(result, "bearer");
+      expect(result.fetches, authorization).toBe(0);
+    }
+  });
+
+  it("gives each refusal a stable code per check", () => {
+    const refusal = new TokenRefused("jku-allowlisted", "x");
+    expect(refusal).toBeInstanceOf(DynamicAgentsError);
+    expect(refusal).toMatchObject({ name: "TokenRefused", check: "jku-allowlisted", code: "ERR_TOKEN_JKU_ALLOWLISTED" });
+    expect(TokenRefused.code).toBe("ERR_TOKEN_REFUSED");
+    expect(new TokenRefused("signature", "x").code).toBe("ERR_TOKEN_SIGNATURE");
   });
 
   it("refuses a token that is not a JWT", async () => {

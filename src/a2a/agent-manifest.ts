@@ -1,5 +1,6 @@
 import { AgentCard, type AgentSkill } from "@a2a-js/sdk";
 import { z } from "zod";
+import { ConfigError } from "../errors/index.js";
 
 /**
  * What an agent author writes about a tenant. The edge adds what only it
@@ -44,11 +45,19 @@ const manifestSchema = z.object({
   defaultOutputModes: z.array(nonEmpty).min(1).optional(),
 });
 
-export function validateManifest(label: string, manifest: AgentManifest): AgentManifest {
+/**
+ * Checks a manifest when the Worker is built: the deployment's stub card
+ * (`tenant` undefined) or a tenant's card.
+ */
+export function validateManifest(manifest: AgentManifest, tenant?: string): AgentManifest {
   const result = manifestSchema.safeParse(manifest);
   if (!result.success) {
     const issue = result.error.issues[0]!;
-    throw new Error(`The card manifest of ${label} is invalid at ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+    const [name, label] = tenant === undefined ? ["deployment", "the deployment (stub card)"] : [`tenants.${tenant}`, `tenant ${JSON.stringify(tenant)}`];
+    throw new ConfigError(
+      { kind: "manifest", name },
+      `The card manifest of ${label} is invalid at ${issue.path.join(".") || "(root)"}: ${issue.message}`,
+    );
   }
   return manifest;
 }
@@ -66,7 +75,7 @@ export interface CardContext {
  * It declares no `securitySchemes`: `@a2a-js/sdk` 1.3's verifier re-decodes an
  * already decoded card, which silently drops oneof fields (a security scheme
  * is one), so a card carrying one fails verification there. How to
- * authenticate is stated in the stub card's description instead.
+ * authenticate is for the deployment's manifest to say in its description.
  */
 export function buildCardWire(manifest: AgentManifest, context: CardContext): Record<string, unknown> {
   const card = AgentCard.fromJSON({

@@ -1,8 +1,8 @@
 import { SignJWT } from "jose";
-import { JWKS_PATH } from "./card-signing.js";
+import { JWKS_PATH } from "./wire.js";
 import type { SigningKey } from "./signing-key.js";
 
-/** CONTRACT.md "Push notifications": a callback token lives at most five minutes. */
+/** docs/protocol.md "Events, streams and pushes": a callback token lives at most five minutes. */
 export const CALLBACK_TTL_SECONDS = 300;
 // Reused while it has this long left, so a burst of pushes to one URL costs one signature.
 const REUSE_MARGIN_SECONDS = 60;

@@ -1,7 +1,7 @@
 import { SignJWT } from "jose";
-import { JWKS_PATH } from "./card-signing.js";
 import { IDENTITY_CLAIM, TENANT_CLAIM } from "./claims.js";
 import type { SigningKey } from "./signing-key.js";
+import { JWKS_PATH, endpointOf } from "./wire.js";
 
 export interface CallerTokenOptions {
   key: SigningKey;
@@ -12,9 +12,11 @@ export interface CallerTokenOptions {
    */
   issuer: string;
   /**
-   * Whom the token is for. Normalised to a bare origin: verifiers compare
-   * `aud` byte for byte, and a stray path or trailing slash would be a 401 on
-   * every call with nothing to point at it.
+   * The agent the token is for: its endpoint (`https://peer.example/a2a`) or
+   * its origin. `aud` is always that origin's exact endpoint `<origin>/a2a`,
+   * which is what an edge like ours compares `aud` to, byte for byte
+   * (docs/protocol.md "The gatekeeper token"); a query or another path would
+   * be a 401 on every call with nothing to point at it.
    */
   audience: string;
   identity: Record<string, unknown>;
@@ -24,23 +26,24 @@ export interface CallerTokenOptions {
 }
 
 /**
- * A short-lived token presenting this agent as a caller to any service that
+ * A short-lived token presenting this agent as a caller to another agent that
  * trusts its JWKS. Unlike the callback token it asserts who the agent is and
- * which tenant it speaks for.
+ * which tenant it speaks for. This deployment's own edge refuses it: it is for
+ * calling out, never in.
  */
 export async function signCallerToken(options: CallerTokenOptions): Promise<string> {
-  let audience: string;
+  let origin: string;
   try {
-    audience = new URL(options.audience).origin;
+    origin = new URL(options.audience).origin;
   } catch {
     throw new TypeError(`signCallerToken: audience ${JSON.stringify(options.audience)} is not an absolute URL`);
   }
-  if (audience === "null") throw new TypeError(`signCallerToken: audience ${JSON.stringify(options.audience)} has no origin`);
+  if (origin === "null") throw new TypeError(`signCallerToken: audience ${JSON.stringify(options.audience)} has no origin`);
   const issuer = new URL(options.issuer).origin;
   return new SignJWT({ [TENANT_CLAIM]: options.tenant, [IDENTITY_CLAIM]: options.identity })
     .setProtectedHeader({ alg: "EdDSA", typ: "JWT", kid: options.key.kid, jku: `${issuer}${JWKS_PATH}` })
     .setIssuer(issuer)
-    .setAudience(audience)
+    .setAudience(endpointOf(origin))
     .setIssuedAt()
     .setExpirationTime(`${options.ttlSeconds ?? 120}s`)
     .sign(options.key.privateKey);

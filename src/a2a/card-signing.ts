@@ -1,8 +1,7 @@
 import { FlattenedSign } from "jose";
 import { canonicalCardPayload } from "./card-canonical.js";
 import type { SigningKey } from "./signing-key.js";
-
-export const JWKS_PATH = "/.well-known/jwks.json";
+import { JWKS_PATH } from "./wire.js";
 
 export interface CardSignature {
   protected: string;

@@ -1,4 +1,4 @@
-/** Private claim names the gatekeeper mints (CONTRACT.md §1, "The gatekeeper token"). */
+/** Private claim names the gatekeeper mints (docs/protocol.md "The gatekeeper token"). */
 export const TENANT_CLAIM = "https://dynamicagents.dev/tenant";
 export const IDENTITY_CLAIM = "https://dynamicagents.dev/identity";
 

@@ -1,5 +1,5 @@
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
-import { JWKS_PATH } from "./card-signing.js";
+import { JWKS_PATH } from "./wire.js";
 
 export interface GatekeeperJwksOptions {
   /**
@@ -21,6 +21,8 @@ export interface GatekeeperJwksOptions {
 
 /** The gatekeeper's JWKS could not be used: unreachable, not 200, not a JWKS, or refetched too recently. */
 export class GatekeeperJwksUnavailable extends errors.JOSEError {
+  static override code = "ERR_GATEKEEPER_JWKS_UNAVAILABLE";
+  override code = "ERR_GATEKEEPER_JWKS_UNAVAILABLE";
   override name = "GatekeeperJwksUnavailable";
 }
 

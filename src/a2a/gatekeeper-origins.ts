@@ -1,8 +1,10 @@
-import { ConfigError } from "./signing-key.js";
+import { ConfigError, type ConfigCulprit } from "../errors/index.js";
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 export const isLoopbackHost = (hostname: string) => LOOPBACK_HOSTS.has(hostname);
+
+const GATEKEEPER_ORIGINS: ConfigCulprit = { kind: "setting", name: "GATEKEEPER_ORIGINS" };
 
 const cache = new Map<string, ReadonlySet<string> | ConfigError>();
 
@@ -14,7 +16,9 @@ const cache = new Map<string, ReadonlySet<string> | ConfigError>();
 export function loadGatekeeperOrigins(raw: string | undefined): ReadonlySet<string> {
   if (raw === undefined || raw.trim() === "") {
     throw new ConfigError(
+      GATEKEEPER_ORIGINS,
       'GATEKEEPER_ORIGINS is not set: it must be a JSON array of the gatekeeper origins this agent accepts calls from, e.g. ["https://gatekeeper.example.com"]',
+      { code: ConfigError.MISSING },
     );
   }
   let parsed = cache.get(raw);
@@ -35,37 +39,38 @@ function parseOrigins(raw: string): ReadonlySet<string> {
   try {
     value = JSON.parse(raw);
   } catch {
-    throw new ConfigError(`GATEKEEPER_ORIGINS is not JSON: write a JSON array such as ["https://gatekeeper.example.com"], got ${JSON.stringify(raw)}`);
+    throw new ConfigError(GATEKEEPER_ORIGINS, `GATEKEEPER_ORIGINS is not JSON: write a JSON array such as ["https://gatekeeper.example.com"], got ${JSON.stringify(raw)}`);
   }
   if (!Array.isArray(value) || value.length === 0) {
-    throw new ConfigError("GATEKEEPER_ORIGINS must be a non-empty JSON array of origins: with none, every call would be refused");
+    throw new ConfigError(GATEKEEPER_ORIGINS, "GATEKEEPER_ORIGINS must be a non-empty JSON array of origins: with none, every call would be refused");
   }
   const origins = new Set<string>();
   for (const entry of value) {
     if (typeof entry !== "string") {
-      throw new ConfigError(`GATEKEEPER_ORIGINS entries must be strings, got ${JSON.stringify(entry)}`);
+      throw new ConfigError(GATEKEEPER_ORIGINS, `GATEKEEPER_ORIGINS entries must be strings, got ${JSON.stringify(entry)}`);
     }
-    origins.add(parseOrigin(entry, "GATEKEEPER_ORIGINS entry"));
+    origins.add(parseOrigin(entry, "GATEKEEPER_ORIGINS entry", GATEKEEPER_ORIGINS));
   }
   return origins;
 }
 
 /**
  * Checks that a configured value *is* an origin (it is compared exactly
- * afterwards); `label` names the setting in the error, e.g. "PUBLIC_ORIGIN".
+ * afterwards); `label` names it in the error's message, e.g. "PUBLIC_ORIGIN".
  */
-export function parseOrigin(entry: string, label: string): string {
+export function parseOrigin(entry: string, label: string, culprit: ConfigCulprit): string {
   let url: URL;
   try {
     url = new URL(entry);
   } catch {
-    throw new ConfigError(`${label} ${JSON.stringify(entry)} is not an absolute URL`);
+    throw new ConfigError(culprit, `${label} ${JSON.stringify(entry)} is not an absolute URL`);
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
-    throw new ConfigError(`${label} ${JSON.stringify(entry)} must use https://`);
+    throw new ConfigError(culprit, `${label} ${JSON.stringify(entry)} must use https://`);
   }
   if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
     throw new ConfigError(
+      culprit,
       `${label} ${JSON.stringify(entry)} uses http:// on a non-loopback host: only 127.0.0.1, localhost and [::1] may use http`,
     );
   }
@@ -73,6 +78,7 @@ export function parseOrigin(entry: string, label: string): string {
   // (a path, a query, credentials) means the operator meant something else.
   if (url.username || url.password || url.search || url.hash || (url.pathname !== "/" && url.pathname !== "")) {
     throw new ConfigError(
+      culprit,
       `${label} ${JSON.stringify(entry)} is not an origin: write it as ${JSON.stringify(url.origin)} (no path, query or credentials)`,
     );
   }

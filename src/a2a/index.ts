@@ -4,9 +4,31 @@ export { buildCardWire, validateManifest, type AgentManifest, type CardContext }
 export { CALLBACK_TTL_SECONDS, signCallbackJwt } from "./callback-jwt.js";
 export { signCallerToken, type CallerTokenOptions } from "./caller-token.js";
 export { canonicalCardPayload } from "./card-canonical.js";
-export { JWKS_PATH, signCard, type CardSignature } from "./card-signing.js";
+export { signCard, type CardSignature } from "./card-signing.js";
 export { IDENTITY_CLAIM, TENANT_CLAIM, type GatekeeperIdentity } from "./claims.js";
-export { ErrorCode, RpcError, invalidParams, taskNotCancelable, taskNotFound, unsupportedOperation, type RpcErrorValue } from "./errors.js";
+export {
+  AGENT_START_FAILED,
+  ErrorCode,
+  PLATFORM_ERROR_DOMAIN,
+  QUOTA_EXCEEDED,
+  RpcError,
+  agentStartFailed,
+  contentTypeNotSupported,
+  errorInfoOf,
+  extendedAgentCardNotConfigured,
+  invalidAgentResponse,
+  invalidParams,
+  invalidRequest,
+  pushNotificationNotSupported,
+  quotaExceeded,
+  retryAfterOf,
+  taskNotCancelable,
+  taskNotFound,
+  unsupportedOperation,
+  versionNotSupported,
+  type ErrorInfo,
+  type RpcErrorValue,
+} from "./errors.js";
 export { GatekeeperJwks, GatekeeperJwksUnavailable, type GatekeeperJwksOptions } from "./gatekeeper-jwks.js";
 export { isLoopbackHost, loadGatekeeperOrigins } from "./gatekeeper-origins.js";
 export { jcs } from "./jcs.js";
@@ -24,6 +46,7 @@ export {
   pushTarget,
   validatePushConfig,
 } from "./push-config.js";
-export { ConfigError, loadSigningKey, type PublicSigningJwk, type SigningKey } from "./signing-key.js";
+export { loadSigningKey, type PublicSigningJwk, type SigningKey } from "./signing-key.js";
 export { TERMINAL_STATES, isTerminal, parseStateName, stateName } from "./task-state.js";
 export { MAX_TOKEN_LIFETIME_SECONDS, TokenRefused, verifyGatekeeperToken, type TokenCheck, type VerifiedCaller, type VerifyOptions } from "./verify-token.js";
+export { A2A_PATH, CARD_PATH, JWKS_PATH, endpointOf, isJsonMediaType } from "./wire.js";

@@ -1,7 +1,7 @@
 import type { Message } from "@a2a-js/sdk";
 import { invalidParams } from "./errors.js";
 
-/** CONTRACT.md "SendMessage": the text a turn may carry, in UTF-8 bytes. */
+/** docs/protocol.md "SendMessage": the text a turn may carry, in UTF-8 bytes. */
 export const MAX_TEXT_BYTES = 262_144;
 
 /**

@@ -1,6 +1,7 @@
 import { importJWK } from "jose";
 import { z } from "zod";
-import { ConfigError, type PublicSigningJwk } from "./signing-key.js";
+import { ConfigError } from "../errors/index.js";
+import type { PublicSigningJwk } from "./signing-key.js";
 
 const publicEd25519Jwk = z.object({
   kty: z.literal("OKP", { message: 'kty must be "OKP"' }),
@@ -12,6 +13,9 @@ const publicEd25519Jwk = z.object({
 });
 
 const cache = new Map<string, Promise<PublicSigningJwk[]>>();
+
+// A setting, not a secret: it holds public keys only (a private one is refused below).
+const refuse = (message: string) => new ConfigError({ kind: "setting", name: "A2A_PREVIOUS_PUBLIC_KEYS" }, message);
 
 /**
  * Parses `A2A_PREVIOUS_PUBLIC_KEYS` (a JSON array of public Ed25519 JWKs still
@@ -35,29 +39,29 @@ async function parsePreviousKeys(raw: string, currentKid: string): Promise<Publi
   try {
     value = JSON.parse(raw);
   } catch {
-    throw new ConfigError("A2A_PREVIOUS_PUBLIC_KEYS is not JSON: it must be a JSON array of public Ed25519 JWKs");
+    throw refuse("A2A_PREVIOUS_PUBLIC_KEYS is not JSON: it must be a JSON array of public Ed25519 JWKs");
   }
-  if (!Array.isArray(value)) throw new ConfigError("A2A_PREVIOUS_PUBLIC_KEYS must be a JSON array of public Ed25519 JWKs");
+  if (!Array.isArray(value)) throw refuse("A2A_PREVIOUS_PUBLIC_KEYS must be a JSON array of public Ed25519 JWKs");
   const kids = new Set([currentKid]);
   const keys: PublicSigningJwk[] = [];
   for (const [index, entry] of value.entries()) {
     const where = `A2A_PREVIOUS_PUBLIC_KEYS[${index}]`;
     // Refused loudly rather than stripped: a private key does not belong in this setting at all.
     if (entry !== null && typeof entry === "object" && "d" in entry) {
-      throw new ConfigError(`${where} is a private key (it has \`d\`): list only public keys here, and treat that private key as exposed`);
+      throw refuse(`${where} is a private key (it has \`d\`): list only public keys here, and treat that private key as exposed`);
     }
     const parsed = publicEd25519Jwk.safeParse(entry);
-    if (!parsed.success) throw new ConfigError(`${where} is not a public Ed25519 JWK: ${parsed.error.issues[0]!.message}`);
+    if (!parsed.success) throw refuse(`${where} is not a public Ed25519 JWK: ${parsed.error.issues[0]!.message}`);
     const { x, kid } = parsed.data;
     if (kid === currentKid) {
-      throw new ConfigError(`${where} has the kid of the current A2A_SIGNING_KEY (${JSON.stringify(kid)}): kids must tell the keys apart`);
+      throw refuse(`${where} has the kid of the current A2A_SIGNING_KEY (${JSON.stringify(kid)}): kids must tell the keys apart`);
     }
-    if (kids.has(kid)) throw new ConfigError(`${where} repeats the kid ${JSON.stringify(kid)}: kids must tell the keys apart`);
+    if (kids.has(kid)) throw refuse(`${where} repeats the kid ${JSON.stringify(kid)}: kids must tell the keys apart`);
     kids.add(kid);
     try {
       await importJWK({ kty: "OKP", crv: "Ed25519", x }, "EdDSA");
     } catch (error) {
-      throw new ConfigError(`${where} is not a usable Ed25519 public key: ${(error as Error).message}`);
+      throw refuse(`${where} is not a usable Ed25519 public key: ${(error as Error).message}`);
     }
     keys.push({ kty: "OKP", crv: "Ed25519", x, kid, alg: "EdDSA", use: "sig" });
   }

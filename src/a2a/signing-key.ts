@@ -1,4 +1,5 @@
 import { exportJWK, importJWK, type JWK } from "jose";
+import { ConfigError } from "../errors/index.js";
 
 /** The deployment's card key: the private half for signing, the public half for `/.well-known/jwks.json`. */
 export interface SigningKey {
@@ -17,9 +18,9 @@ export interface PublicSigningJwk {
   use: "sig";
 }
 
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
+const SECRET = { kind: "secret", name: "A2A_SIGNING_KEY" } as const;
+// Every message below names the secret and what is wrong with it, never its value.
+const refuse = (message: string) => new ConfigError(SECRET, message);
 
 // One import per distinct secret value per isolate: importing and deriving the
 // public half costs a few hundred microseconds that no request should pay twice.
@@ -29,7 +30,9 @@ const cache = new Map<string, Promise<SigningKey>>();
 export function loadSigningKey(secret: string | undefined): Promise<SigningKey> {
   if (secret === undefined || secret.trim() === "") {
     return Promise.reject(
-      new ConfigError("A2A_SIGNING_KEY is not set: generate one with `npm run keys` and set it as a secret"),
+      new ConfigError(SECRET, "A2A_SIGNING_KEY is not set: generate one with `npm run keys` and set it as a secret", {
+        code: ConfigError.MISSING,
+      }),
     );
   }
   let key = cache.get(secret);
@@ -46,35 +49,35 @@ async function parseSigningKey(secret: string): Promise<SigningKey> {
   try {
     jwk = JSON.parse(secret) as JWK;
   } catch {
-    throw new ConfigError("A2A_SIGNING_KEY is not JSON: it must be the private Ed25519 JWK that `npm run keys` prints");
+    throw refuse("A2A_SIGNING_KEY is not JSON: it must be the private Ed25519 JWK that `npm run keys` prints");
   }
   if (jwk === null || typeof jwk !== "object" || Array.isArray(jwk)) {
-    throw new ConfigError("A2A_SIGNING_KEY must be a JSON object (a private Ed25519 JWK)");
+    throw refuse("A2A_SIGNING_KEY must be a JSON object (a private Ed25519 JWK)");
   }
   if (jwk.kty !== "OKP" || jwk.crv !== "Ed25519") {
-    throw new ConfigError(
+    throw refuse(
       `A2A_SIGNING_KEY must be an Ed25519 key (kty "OKP", crv "Ed25519"), got kty ${JSON.stringify(jwk.kty)} crv ${JSON.stringify(jwk.crv)}`,
     );
   }
   if (typeof jwk.d !== "string" || jwk.d === "") {
-    throw new ConfigError("A2A_SIGNING_KEY has no private part (`d`): set the private JWK, not the public one");
+    throw refuse("A2A_SIGNING_KEY has no private part (`d`): set the private JWK, not the public one");
   }
   if (typeof jwk.kid !== "string" || jwk.kid === "") {
-    throw new ConfigError("A2A_SIGNING_KEY has no `kid`: verifiers pick the key by it, so it is required");
+    throw refuse("A2A_SIGNING_KEY has no `kid`: verifiers pick the key by it, so it is required");
   }
   let privateKey: CryptoKey;
   try {
     privateKey = (await importJWK({ ...jwk, alg: "EdDSA", ext: true }, "EdDSA", { extractable: true })) as CryptoKey;
   } catch (error) {
-    throw new ConfigError(`A2A_SIGNING_KEY could not be imported as an Ed25519 private key: ${(error as Error).message}`);
+    throw refuse(`A2A_SIGNING_KEY could not be imported as an Ed25519 private key: ${(error as Error).message}`);
   }
   // The public half is derived from the private key by the runtime rather than
   // trusted from the secret's `x`, so a hand-edited secret cannot publish a key
   // that does not verify what this deployment signs.
   const derived = await exportJWK(privateKey);
-  if (typeof derived.x !== "string") throw new ConfigError("A2A_SIGNING_KEY: the runtime did not derive a public key");
+  if (typeof derived.x !== "string") throw refuse("A2A_SIGNING_KEY: the runtime did not derive a public key");
   if (jwk.x !== undefined && jwk.x !== derived.x) {
-    throw new ConfigError("A2A_SIGNING_KEY is inconsistent: its `x` is not the public half of its `d`");
+    throw refuse("A2A_SIGNING_KEY is inconsistent: its `x` is not the public half of its `d`");
   }
   return {
     kid: jwk.kid,

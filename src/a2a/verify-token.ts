@@ -1,5 +1,6 @@
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from "jose";
-import { JWKS_PATH } from "./card-signing.js";
+import { DynamicAgentsError } from "../errors/index.js";
+import { JWKS_PATH } from "./wire.js";
 import { IDENTITY_CLAIM, TENANT_CLAIM, type GatekeeperIdentity } from "./claims.js";
 import { GatekeeperJwksUnavailable, type GatekeeperJwks } from "./gatekeeper-jwks.js";
 
@@ -16,13 +17,30 @@ export type TokenCheck =
   | "tenant-claim"
   | "identity-claim";
 
-export class TokenRefused extends Error {
-  override name = "TokenRefused";
+/** The stable code of each check's refusal. */
+const CHECK_CODES: Readonly<Record<TokenCheck, string>> = {
+  bearer: "ERR_TOKEN_BEARER",
+  "jku-present": "ERR_TOKEN_JKU_PRESENT",
+  "jku-allowlisted": "ERR_TOKEN_JKU_ALLOWLISTED",
+  "iss-matches-jku": "ERR_TOKEN_ISS_MATCHES_JKU",
+  signature: "ERR_TOKEN_SIGNATURE",
+  "tenant-claim": "ERR_TOKEN_TENANT_CLAIM",
+  "identity-claim": "ERR_TOKEN_IDENTITY_CLAIM",
+};
+
+/**
+ * A token (or its absence) refused: `check` names the check that failed,
+ * `code` is that check's stable code. The edge answers every one of them the
+ * same way, a 401 (docs/protocol.md "The edge, in order", step 2).
+ */
+export class TokenRefused extends DynamicAgentsError {
+  static override readonly code: string = "ERR_TOKEN_REFUSED";
+
   constructor(
     readonly check: TokenCheck,
     message: string,
   ) {
-    super(message);
+    super(message, { code: CHECK_CODES[check] });
   }
 }
 
@@ -37,7 +55,10 @@ export interface VerifiedCaller {
 export interface VerifyOptions {
   /** Exact gatekeeper origins (see `loadGatekeeperOrigins`). */
   allowlist: ReadonlySet<string>;
-  /** The exact endpoint this token must be minted for: `<origin>/a2a`. */
+  /**
+   * The exact endpoint this token must be minted for: `<origin>/a2a`, this
+   * deployment's own. Its origin is never a gatekeeper's, whatever the allowlist says.
+   */
   audience: string;
   jwks: GatekeeperJwks;
   /** The clock for `exp`, in milliseconds; injected by tests. */
@@ -71,6 +92,15 @@ export async function verifyGatekeeperToken(token: string, options: VerifyOption
     throw new TokenRefused(
       "jku-allowlisted",
       `the token's \`jku\` must be exactly <origin>${JWKS_PATH} for an allowlisted gatekeeper origin`,
+    );
+  }
+  // Our own key set signs the caller tokens this deployment sends to other
+  // agents (`signCallerToken`): one replayed back at us is never a
+  // gatekeeper's word, even with our origin put in GATEKEEPER_ORIGINS.
+  if (jkuOrigin === originOf(options.audience)) {
+    throw new TokenRefused(
+      "jku-allowlisted",
+      "the token's `jku` is this deployment's own JWKS: its caller tokens are for calling other agents, never this edge",
     );
   }
 

@@ -1,3 +1,7 @@
+import { ConfigError } from "../errors/index.js";
+import type { VerifiedCaller } from "../a2a/verify-token.js";
+import type { TaskAgentStub, TenantConfig } from "./options.js";
+
 /** Who a verified caller is, as far as naming their Durable Object goes. */
 export interface CallerObjectKey {
   /** The gatekeeper's origin: the verified token's `iss`. */
@@ -14,4 +18,19 @@ export interface CallerObjectKey {
  */
 export function callerObjectName(caller: CallerObjectKey): string {
   return JSON.stringify([caller.gatekeeper, caller.tenant, caller.key]);
+}
+
+/** The default `resolveAgent`: the tenant's namespace, one object per caller. */
+export function objectPerCaller<Env>(tenants: Record<string, TenantConfig<Env>>) {
+  return (caller: VerifiedCaller, tenant: string, env: Env): TaskAgentStub => {
+    const namespace = tenants[tenant]?.agent(env);
+    if (!namespace) {
+      throw new ConfigError({ kind: "binding", name: `tenants.${tenant}.agent` }, `tenant ${JSON.stringify(tenant)} has no Durable Object namespace bound`, {
+        code: ConfigError.MISSING,
+      });
+    }
+    const name = callerObjectName({ gatekeeper: caller.issuer, tenant, key: caller.identity.key });
+    // The namespace is untyped until the boundary types land; the stub speaks TaskAgentStub.
+    return namespace.get(namespace.idFromName(name)) as unknown as TaskAgentStub;
+  };
 }

@@ -1,6 +1,7 @@
 import { buildCardWire, validateManifest, type AgentManifest } from "../a2a/agent-manifest.js";
 import { signCard } from "../a2a/card-signing.js";
 import type { SigningKey } from "../a2a/signing-key.js";
+import { endpointOf } from "../a2a/wire.js";
 import { cachedBody, type CachedBody } from "./http-cache.js";
 
 export interface SignedCard extends CachedBody {
@@ -20,8 +21,8 @@ export class CardCache {
     private readonly stub: AgentManifest,
     private readonly tenants: ReadonlyMap<string, AgentManifest>,
   ) {
-    validateManifest("the deployment (stub card)", stub);
-    for (const [tenant, manifest] of tenants) validateManifest(`tenant ${JSON.stringify(tenant)}`, manifest);
+    validateManifest(stub);
+    for (const [tenant, manifest] of tenants) validateManifest(manifest, tenant);
   }
 
   stubCard(origin: string, key: SigningKey): Promise<SignedCard> {
@@ -39,10 +40,7 @@ export class CardCache {
       const manifest = tenant === undefined ? this.stub : this.tenants.get(tenant);
       if (!manifest) throw new Error(`no manifest for tenant ${tenant}`);
       card = (async () => {
-        const wire = buildCardWire(manifest, {
-          endpoint: `${origin}/a2a`,
-          tenant,
-        });
+        const wire = buildCardWire(manifest, { endpoint: endpointOf(origin), tenant });
         const signed = await signCard(wire, key, origin);
         return { card: signed, ...(await cachedBody(signed)) };
       })();

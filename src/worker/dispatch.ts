@@ -7,7 +7,7 @@ import type { SigningKey } from "../a2a/signing-key.js";
 import { shapeTask } from "../db/task-shape.js";
 import type { PushConfigJson } from "../db/task-store.js";
 import type { CardCache } from "./card-cache.js";
-import type { TaskAgentStub } from "./options.js";
+import type { TaskAgentStub, TurnToStart } from "./options.js";
 import {
   parseCancelTask,
   parseGetTask,
@@ -24,6 +24,8 @@ export interface CallContext {
   allowlist: ReadonlySet<string>;
   /** The caller's own Durable Object; only addressed once a method needs it. */
   agent: () => TaskAgentStub;
+  /** Starts a turn the object accepted, past the reply (never delays it). */
+  startTurn: (turn: TurnToStart) => void;
   signingKey: () => Promise<SigningKey>;
   cards: CardCache;
 }
@@ -35,7 +37,7 @@ const sendMessage: Method = async (params, ctx) => {
   assertTextWithinLimit(input.message);
   // Validated before the task exists: a refused push config creates nothing.
   const pushConfig = validatePushConfig(input.pushConfig, ctx.allowlist);
-  const { task } = unwrap(
+  const { task, turn } = unwrap(
     await ctx.agent().beginTask({
       tenant: ctx.tenant,
       origin: ctx.origin,
@@ -43,6 +45,8 @@ const sendMessage: Method = async (params, ctx) => {
       pushConfig: TaskPushNotificationConfig.toJSON(pushConfig) as PushConfigJson,
     }),
   );
+  // Only a turn this call created comes back: a retried messageId starts nothing.
+  if (turn) ctx.startTurn(turn);
   return { task: shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true }) };
 };
 

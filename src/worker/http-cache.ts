@@ -4,6 +4,11 @@ export interface CachedBody {
   etag: string;
 }
 
+/**
+ * The validator is a hash of the body, so every isolate serving the same
+ * card or JWKS names the same ETag; hono's `etag()` answers the conditional
+ * GET from the header set here instead of hashing the body per request.
+ */
 export async function cachedBody(value: unknown): Promise<CachedBody> {
   const body = JSON.stringify(value);
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body)));
@@ -11,22 +16,9 @@ export async function cachedBody(value: unknown): Promise<CachedBody> {
   return { body, etag: `"${hex}"` };
 }
 
-/** RFC 9110 §13.1.2: weak comparison, a list of tags, or `*`. */
-export function matchesIfNoneMatch(header: string | null | undefined, etag: string): boolean {
-  if (!header) return false;
-  if (header.trim() === "*") return true;
-  const bare = etag.replace(/^W\//, "");
-  return header.split(",").some((tag) => tag.trim().replace(/^W\//, "") === bare);
-}
-
-export function serveCached(request: Request, cached: CachedBody, maxAgeSeconds: number): Response {
-  const headers = {
-    ETag: cached.etag,
-    "Cache-Control": `public, max-age=${maxAgeSeconds}`,
-    "Content-Type": "application/json",
-  };
-  if (matchesIfNoneMatch(request.headers.get("If-None-Match"), cached.etag)) {
-    return new Response(null, { status: 304, headers });
-  }
-  return new Response(request.method === "HEAD" ? null : cached.body, { status: 200, headers });
+export function cachedResponse(cached: CachedBody, maxAgeSeconds: number): Response {
+  return new Response(cached.body, {
+    status: 200,
+    headers: { ETag: cached.etag, "Cache-Control": `public, max-age=${maxAgeSeconds}`, "Content-Type": "application/json" },
+  });
 }

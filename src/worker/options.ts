@@ -1,19 +1,39 @@
 import type { AgentManifest } from "../a2a/agent-manifest.js";
 import type { GatekeeperJwks, GatekeeperJwksOptions } from "../a2a/gatekeeper-jwks.js";
+import type { Outcome } from "../a2a/outcome.js";
+import type { VerifiedCaller } from "../a2a/verify-token.js";
 import type { TaskAgentRpc } from "../host/task-agent-rpc.js";
 
-/** The variables every deployment of the edge reads (CONTRACT.md §2). */
+/** The variables and bindings the edge reads (docs/protocol.md "Operator surface"). */
 export interface EdgeEnv {
+  /** Secret: the private Ed25519 JWK (with `kid`) that signs cards and callbacks. */
   A2A_SIGNING_KEY?: string;
   /** JSON array of public Ed25519 JWKs still published after a rotation. */
   A2A_PREVIOUS_PUBLIC_KEYS?: string;
+  /** JSON array of the gatekeeper origins whose tokens are accepted. */
   GATEKEEPER_ORIGINS?: string;
   /** The deployment's one public origin; when set, requests for any other host get 421. */
   PUBLIC_ORIGIN?: string;
+  /** Where accepted turns start, unless `startTurn` says otherwise. */
+  TURN_WORKFLOW?: Workflow;
 }
 
-/** The caller's Durable Object as the edge sees it. */
-export type TaskAgentStub = TaskAgentRpc;
+/** A turn the caller's object accepted: the edge starts its Workflow instance. */
+export interface TurnToStart {
+  instanceId: string;
+  params: unknown;
+}
+
+type BeginTask = TaskAgentRpc["beginTask"];
+type Begun = Awaited<ReturnType<BeginTask>> extends Outcome<infer T> ? T : never;
+
+/**
+ * The caller's Durable Object as the edge sees it. `beginTask` names the turn
+ * to start when it created one (never for a retried `messageId`).
+ */
+export type TaskAgentStub = Omit<TaskAgentRpc, "beginTask"> & {
+  beginTask(input: Parameters<BeginTask>[0]): Promise<Outcome<Begun & { turn?: TurnToStart }>>;
+};
 
 export interface TenantConfig<Env> {
   /** The tenant's own card, served by `GetExtendedAgentCard`. */
@@ -24,12 +44,26 @@ export interface TenantConfig<Env> {
 
 export interface A2AWorkerOptions<Env> {
   /**
-   * The deployment's stub card (`/.well-known/agent-card.json`). It names no
-   * tenant; the edge appends the tenant list to its description for humans.
-   * `skills` defaults to one skill describing how to reach the tenants.
+   * The deployment's stub card (`/.well-known/agent-card.json`), served as
+   * written: it names no tenant, and core adds no words of its own, so its
+   * description is where to tell people which tenants answer here and how.
    */
-  deployment: Omit<AgentManifest, "skills"> & { skills?: AgentManifest["skills"] };
+  deployment: AgentManifest;
   tenants: Record<string, TenantConfig<Env>>;
+  /**
+   * How the edge addresses a verified caller's object for `tenant` (a known
+   * one). Default: the tenant's namespace, one object per (gatekeeper,
+   * tenant, identity key) by `callerObjectName`. A `ConfigError` thrown here
+   * answers the call as the tenant's agent failing to start.
+   */
+  resolveAgent?: (caller: VerifiedCaller, tenant: string, env: Env) => TaskAgentStub;
+  /**
+   * How an accepted turn starts, after the reply is on its way (never delaying
+   * it). Default: `env.TURN_WORKFLOW.create({ id, params })`, an instance that
+   * already exists counting as started. A failure is logged; the caller's
+   * object restarts a turn whose instance never appeared.
+   */
+  startTurn?: (turn: TurnToStart, env: Env) => Promise<void>;
   /** How gatekeeper key sets are cached, or the cache itself (to share it, or to inspect it in a spec). */
   jwks?: GatekeeperJwksOptions | GatekeeperJwks;
   /** The edge's clock in milliseconds (token `exp`, key set ages); injected by tests. */

@@ -1,5 +1,9 @@
+import { createMiddleware } from "hono/factory";
 import { parseOrigin } from "../a2a/gatekeeper-origins.js";
-import { ConfigError } from "../a2a/signing-key.js";
+import { ConfigError } from "../errors/index.js";
+import type { EdgeHono } from "./context.js";
+import type { EdgeEnv } from "./options.js";
+import { misdirected } from "./responses.js";
 
 const cache = new Map<string, string | ConfigError>();
 
@@ -13,12 +17,28 @@ export function loadPublicOrigin(raw: string | undefined): string | undefined {
   let parsed = cache.get(raw);
   if (parsed === undefined) {
     try {
-      parsed = parseOrigin(raw.trim(), "PUBLIC_ORIGIN");
+      parsed = parseOrigin(raw.trim(), "PUBLIC_ORIGIN", { kind: "setting", name: "PUBLIC_ORIGIN" });
     } catch (error) {
-      parsed = error as ConfigError;
+      if (!(error instanceof ConfigError)) throw error;
+      parsed = error;
     }
     cache.set(raw, parsed);
   }
   if (parsed instanceof ConfigError) throw parsed;
   return parsed;
 }
+
+/**
+ * Step 1, before anything else and on every route (docs/protocol.md "The
+ * edge, in order"): the origin everything signed names (cards, `aud`, `jku`,
+ * the callback `iss`) is PUBLIC_ORIGIN when set, and a request for another
+ * host (a forged Host) gets 421 with nothing verified or signed.
+ */
+export const hostStep = <Env extends EdgeEnv>() =>
+  createMiddleware<EdgeHono<Env>>(async (c, next) => {
+    const publicOrigin = loadPublicOrigin(c.env.PUBLIC_ORIGIN);
+    const url = new URL(c.req.url);
+    if (publicOrigin !== undefined && url.host !== new URL(publicOrigin).host) return misdirected(publicOrigin);
+    c.set("origin", publicOrigin ?? url.origin);
+    await next();
+  });

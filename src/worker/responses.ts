@@ -1,54 +1,59 @@
-import type { TokenRefused } from "../a2a/verify-token.js";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { rpcError, rpcResult, type JsonRpcId } from "../a2a/jsonrpc.js";
-import type { RpcError } from "../a2a/errors.js";
+import { retryAfterOf, toRpcErrorValue, type RpcError } from "../a2a/errors.js";
+import type { TokenRefused } from "../a2a/verify-token.js";
+import type { ConfigError } from "../errors/index.js";
 
 const JSON_HEADERS = { "Content-Type": "application/json" };
 
-/** RFC 6750 §3: the challenge names the error; the body says which check refused the token. */
-export function refusedToken(refusal: TokenRefused): Response {
+const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
+
+/**
+ * RFC 6750 §3: the challenge names the error, except for a request that
+ * carried no token at all (§3.1: a bare challenge); the body says which check
+ * refused it (docs/protocol.md "The edge, in order", step 2).
+ */
+export function refusedToken(refusal: TokenRefused, tokenPresent: boolean): Response {
   const description = refusal.message.replace(/["\\]/g, "'");
-  return new Response(
-    JSON.stringify({ error: "invalid_token", error_description: refusal.message, check: refusal.check }),
-    {
-      status: 401,
-      headers: {
-        ...JSON_HEADERS,
-        "WWW-Authenticate": `Bearer error="invalid_token", error_description="${description}"`,
-      },
-    },
-  );
+  const challenge = tokenPresent ? `Bearer error="invalid_token", error_description="${description}"` : 'Bearer realm="a2a"';
+  return json({ error: "invalid_token", error_description: refusal.message, check: refusal.check }, 401, { "WWW-Authenticate": challenge });
 }
 
-export function missingToken(): Response {
-  return new Response(
-    JSON.stringify({ error: "invalid_request", error_description: "a gatekeeper-issued bearer token is required" }),
-    { status: 401, headers: { ...JSON_HEADERS, "WWW-Authenticate": 'Bearer realm="a2a"' } },
-  );
-}
-
-export function jsonRpcError(id: JsonRpcId, error: RpcError, status = 200): Response {
-  return new Response(JSON.stringify(rpcError(id, { code: error.code, message: error.message })), {
-    status,
-    headers: JSON_HEADERS,
-  });
+/**
+ * A JSON-RPC error. HTTP 200 unless the step that refused names a status; a
+ * quota refusal is always 429 with `Retry-After` (docs/protocol.md "The edge,
+ * in order").
+ */
+export function jsonRpcError(id: JsonRpcId, error: RpcError, status: ContentfulStatusCode = 200): Response {
+  const retryAfter = retryAfterOf(error);
+  if (retryAfter !== undefined) return json(rpcError(id, toRpcErrorValue(error)), 429, { "Retry-After": String(retryAfter) });
+  return json(rpcError(id, toRpcErrorValue(error)), status);
 }
 
 export function jsonRpcResult(id: JsonRpcId, result: unknown): Response {
-  return new Response(JSON.stringify(rpcResult(id, result)), { status: 200, headers: JSON_HEADERS });
+  return json(rpcResult(id, result), 200);
 }
 
-/** A deployment whose secrets are wrong cannot serve anyone; the message says which one. */
-export function misconfigured(message: string): Response {
-  return new Response(JSON.stringify({ error: "server_misconfigured", error_description: message }), {
-    status: 500,
-    headers: JSON_HEADERS,
-  });
+/** A deployment whose settings are wrong cannot serve anyone: the body names the culprit (never its value). */
+export function misconfigured(error: ConfigError): Response {
+  return json({ error: "server_misconfigured", error_description: error.message, code: error.code, culprit: error.culprit }, 500);
+}
+
+/** Something failed that no check foresaw: the server's fault, told without detail. */
+export function unexpected(): Response {
+  return json({ error: "server_error", error_description: "the server failed unexpectedly; see the Worker's logs" }, 500);
 }
 
 /** RFC 9110 §15.5.20: this deployment answers for one origin only, so nothing it signs names another. */
 export function misdirected(publicOrigin: string): Response {
-  return new Response(
-    JSON.stringify({ error: "misdirected_request", error_description: `this deployment answers at ${publicOrigin} only` }),
-    { status: 421, headers: JSON_HEADERS },
-  );
+  return json({ error: "misdirected_request", error_description: `this deployment answers at ${publicOrigin} only` }, 421);
+}
+
+export function notFound(method: string, path: string): Response {
+  return json({ error: "not_found", error_description: `No route for ${method} ${path}` }, 404);
+}
+
+export function methodNotAllowed(): Response {
+  return json({ error: "method_not_allowed", error_description: "POST JSON-RPC 2.0 here" }, 405, { Allow: "POST" });
 }

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { createA2AWorker, type A2AWorkerOptions } from "@dynamicagents/core/worker";
+import { createA2AWorker, type A2AWorkerOptions, type TaskAgentStub } from "@dynamicagents/core/worker";
 import { assistantManifest, deployment, researcherManifest } from "../../reference/manifests.js";
 import type { Env } from "../../reference/env.js";
 import type { Fetcher } from "./rpc.js";
@@ -8,6 +8,8 @@ export interface IsolatedEdge {
   fetch: Fetcher;
   /** How many times any Durable Object was addressed (idFromName/get on a namespace). */
   doAccesses: () => number;
+  /** Resolves once everything the edge handed to `waitUntil` so far has settled. */
+  backgroundSettled: () => Promise<void>;
 }
 
 /**
@@ -36,9 +38,27 @@ export function isolatedEdge(options: Partial<A2AWorkerOptions<Env>> = {}, vars:
     },
     ...options,
   });
-  const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext;
+  const background: Array<Promise<unknown>> = [];
+  const ctx = { waitUntil: (promise: Promise<unknown>) => background.push(promise), passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext;
   return {
     fetch: async (request) => worker.fetch(request, { ...(env as unknown as Env), ...vars }, ctx),
     doAccesses: () => accesses,
+    backgroundSettled: async () => void (await Promise.allSettled(background)),
   };
+}
+
+/**
+ * A stand-in for a caller's object, for `resolveAgent`: each given method's
+ * result goes through `structuredClone`, as a value crossing the Durable
+ * Object boundary does; a method not given throws.
+ */
+export function stubAgent(methods: Partial<Record<keyof TaskAgentStub, (...args: any[]) => unknown>>): TaskAgentStub {
+  return new Proxy({} as TaskAgentStub, {
+    get(_target, prop) {
+      if (prop === "then") return undefined; // not a thenable
+      const method = methods[prop as keyof TaskAgentStub];
+      if (!method) return () => Promise.reject(new Error(`stub agent: ${String(prop)} is not stubbed`));
+      return async (...args: unknown[]) => structuredClone(await method(...args));
+    },
+  });
 }

@@ -9,7 +9,8 @@ export const referenceWorker: Fetcher = (request) => exports.default.fetch(reque
 export interface CallOptions {
   token?: string | null;
   mint?: MintOptions;
-  headers?: Record<string, string>;
+  /** Added to (or, with `null`, removed from) the usual Content-Type and A2A-Version. */
+  headers?: Record<string, string | null>;
   worker?: Fetcher;
   id?: string | number;
   /** Where the request goes; default the test origin's `/a2a`. */
@@ -26,8 +27,12 @@ let nextId = 1;
 
 export async function post(body: string, options: CallOptions = {}): Promise<RpcReply> {
   const token = options.token === undefined ? await mintToken(options.mint) : options.token;
-  const headers: Record<string, string> = { "Content-Type": "application/json", "A2A-Version": "1.0", ...options.headers };
-  if (token !== null) headers.Authorization = `Bearer ${token}`;
+  const headers = new Headers({ "Content-Type": "application/json", "A2A-Version": "1.0" });
+  if (token !== null) headers.set("Authorization", `Bearer ${token}`);
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    if (value === null) headers.delete(name);
+    else headers.set(name, value);
+  }
   const response = await (options.worker ?? referenceWorker)(new Request(options.endpoint ?? ENDPOINT, { method: "POST", headers, body }));
   const text = await response.text();
   let parsed: unknown = text;

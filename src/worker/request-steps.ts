@@ -1,0 +1,76 @@
+import { bodyLimit } from "hono/body-limit";
+import { createMiddleware } from "hono/factory";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { contentTypeNotSupported, invalidParams, invalidRequest, versionNotSupported, type RpcError } from "../a2a/errors.js";
+import { parseJsonRpc } from "../a2a/jsonrpc.js";
+import { isJsonMediaType } from "../a2a/wire.js";
+import type { EdgeHono } from "./context.js";
+import type { EdgeEnv } from "./options.js";
+
+// The steps of docs/protocol.md "The edge, in order" between the token and
+// the method, each refusing before the next runs. A refusal that names its
+// own HTTP status travels as hono's HTTPException with the JSON-RPC error as
+// its cause; `onError` writes both.
+
+/** A JSON-RPC refusal with the HTTP status its step names. */
+export const refusal = (status: ContentfulStatusCode, error: RpcError) => new HTTPException(status, { message: error.message, cause: error });
+
+/** Step 3: a JSON body, or -32005 with 415. */
+export const contentTypeStep = <Env extends EdgeEnv>() =>
+  createMiddleware<EdgeHono<Env>>(async (c, next) => {
+    const type = c.req.header("Content-Type");
+    if (!isJsonMediaType(type)) {
+      const got = type === undefined ? "no Content-Type" : `Content-Type ${JSON.stringify(type)}`;
+      throw refusal(415, contentTypeNotSupported(`${got} is not supported: send the JSON-RPC request as application/json`));
+    }
+    await next();
+  });
+
+/** Step 4: hono's body limit, unread beyond it, or -32600 with 413. */
+export const bodyLimitStep = (maxSize: number) =>
+  bodyLimit({
+    maxSize,
+    onError: () => {
+      throw refusal(
+        413,
+        invalidRequest(`Request body exceeds ${maxSize.toLocaleString("en-US")} bytes (message text itself is limited to 262,144 bytes)`),
+      );
+    },
+  });
+
+/**
+ * Step 5 (A2A §3.6.2): the header's major.minor must be 1.0; a patch level is
+ * ignored (`1.0.3`). No header means v0.3, and a bare `1` names no minor
+ * version, so both are refused with -32009 rather than guessed at.
+ */
+export const versionStep = <Env extends EdgeEnv>() =>
+  createMiddleware<EdgeHono<Env>>(async (c, next) => {
+    const version = c.req.header("A2A-Version")?.trim();
+    const parts = version ? /^(\d+)\.(\d+)(?:\.\d+)?$/.exec(version) : null;
+    if (!parts || Number(parts[1]) !== 1 || Number(parts[2]) !== 0) {
+      const named = version ? JSON.stringify(version) : "0.3 (no A2A-Version header)";
+      throw versionNotSupported(`A2A version ${named} is not supported: send A2A-Version: 1.0`);
+    }
+    await next();
+  });
+
+/** Step 6: one JSON-RPC request object, or -32700 / -32600 with 400. */
+export const envelopeStep = <Env extends EdgeEnv>() =>
+  createMiddleware<EdgeHono<Env>>(async (c, next) => {
+    const parsed = parseJsonRpc(await c.req.text());
+    c.set("rpcId", parsed.ok ? parsed.call.id : parsed.id);
+    if (!parsed.ok) throw refusal(400, parsed.error);
+    c.set("call", parsed.call);
+    await next();
+  });
+
+/** Step 8: a tenant this deployment serves, or -32602 with 404; still no Durable Object addressed. */
+export const knownTenantStep = <Env extends EdgeEnv>(tenants: readonly string[]) =>
+  createMiddleware<EdgeHono<Env>>(async (c, next) => {
+    const tenant = c.get("caller").tenant;
+    if (!tenants.includes(tenant)) {
+      throw refusal(404, invalidParams(`Unknown tenant ${JSON.stringify(tenant)}: this deployment serves ${tenants.join(", ")}`));
+    }
+    await next();
+  });
