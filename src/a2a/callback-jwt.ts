@@ -1,9 +1,7 @@
 import { SignJWT } from "jose";
-import { JWKS_PATH } from "./wire.js";
+import { CALLBACK_TTL_SECONDS, JWKS_PATH } from "./wire.js";
 import type { SigningKey } from "./signing-key.js";
 
-/** docs/protocol.md "Events, streams and pushes": a callback token lives at most five minutes. */
-export const CALLBACK_TTL_SECONDS = 300;
 // Reused while it has this long left, so a burst of pushes to one URL costs one signature.
 const REUSE_MARGIN_SECONDS = 60;
 

@@ -1,7 +1,6 @@
 import { SignJWT } from "jose";
-import { IDENTITY_CLAIM, TENANT_CLAIM } from "./claims.js";
 import type { SigningKey } from "./signing-key.js";
-import { JWKS_PATH, endpointOf } from "./wire.js";
+import { IDENTITY_CLAIM, JWKS_PATH, TENANT_CLAIM, endpointOf } from "./wire.js";
 
 export interface CallerTokenOptions {
   key: SigningKey;

@@ -13,11 +13,11 @@ import {
   type A2AError,
 } from "@a2a-js/sdk/errors";
 import type { ConfigError } from "../errors/index.js";
+import { PLATFORM_ERROR_DOMAIN } from "./wire.js";
 
 export const ErrorCode = A2A_ERROR_CODE;
 
-/** The domain of the platform's own ErrorInfo reasons (docs/protocol.md "The edge, in order"). */
-export const PLATFORM_ERROR_DOMAIN = "dynamicagents.dev";
+
 
 /** `google.rpc.ErrorInfo`, the entry of `error.data` that says which error this is (A2A 1.0 §9.5). */
 export interface ErrorInfo {

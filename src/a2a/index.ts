@@ -1,15 +1,14 @@
 // Wire-level building blocks: card signing and canonical form, the JWKS key,
 // gatekeeper-token verification, errors and limits.
 export { buildCardWire, validateManifest, type AgentManifest, type CardContext } from "./agent-manifest.js";
-export { CALLBACK_TTL_SECONDS, signCallbackJwt } from "./callback-jwt.js";
+export { signCallbackJwt } from "./callback-jwt.js";
 export { signCallerToken, type CallerTokenOptions } from "./caller-token.js";
 export { canonicalCardPayload } from "./card-canonical.js";
 export { signCard, type CardSignature } from "./card-signing.js";
-export { IDENTITY_CLAIM, TENANT_CLAIM, type GatekeeperIdentity } from "./claims.js";
+export type { GatekeeperIdentity } from "./claims.js";
 export {
   AGENT_START_FAILED,
   ErrorCode,
-  PLATFORM_ERROR_DOMAIN,
   QUOTA_EXCEEDED,
   RpcError,
   agentStartFailed,
@@ -33,7 +32,7 @@ export { GatekeeperJwks, GatekeeperJwksUnavailable, type GatekeeperJwksOptions }
 export { isLoopbackHost, loadGatekeeperOrigins } from "./gatekeeper-origins.js";
 export { jcs } from "./jcs.js";
 export { parseJsonRpc, type JsonRpcCall, type JsonRpcId, type ParsedCall } from "./jsonrpc.js";
-export { MAX_TEXT_BYTES, assertTextWithinLimit } from "./limits.js";
+export { assertTextWithinLimit } from "./limits.js";
 export { settle, unwrap, type Outcome } from "./outcome.js";
 export { loadPreviousPublicKeys } from "./previous-keys.js";
 export {
@@ -48,5 +47,25 @@ export {
 } from "./push-config.js";
 export { loadSigningKey, type PublicSigningJwk, type SigningKey } from "./signing-key.js";
 export { TERMINAL_STATES, isTerminal, parseStateName, stateName } from "./task-state.js";
-export { MAX_TOKEN_LIFETIME_SECONDS, TokenRefused, verifyGatekeeperToken, type TokenCheck, type VerifiedCaller, type VerifyOptions } from "./verify-token.js";
-export { A2A_PATH, CARD_PATH, JWKS_PATH, endpointOf, isJsonMediaType } from "./wire.js";
+export { TokenRefused, verifyGatekeeperToken, type TokenCheck, type VerifiedCaller, type VerifyOptions } from "./verify-token.js";
+export {
+  A2A_JSON,
+  A2A_PATH,
+  A2A_VERSION,
+  A2A_VERSION_HEADER,
+  CALLBACK_TTL_SECONDS,
+  CARD_PATH,
+  IDENTITY_CLAIM,
+  JWKS_PATH,
+  MAX_TEXT_BYTES,
+  MAX_TOKEN_LIFETIME_SECONDS,
+  NOTIFICATION_TOKEN_HEADER,
+  PLATFORM_ERROR_DOMAIN,
+  ROUND_RESULT_PATTERN,
+  TENANT_CLAIM,
+  TERMINAL_STATE_NAMES,
+  endpointOf,
+  isJsonMediaType,
+  jwksUrlOf,
+  roundResultHead,
+} from "./wire.js";

@@ -1,8 +1,6 @@
 import type { Message } from "@a2a-js/sdk";
 import { invalidParams } from "./errors.js";
-
-/** docs/protocol.md "SendMessage": the text a turn may carry, in UTF-8 bytes. */
-export const MAX_TEXT_BYTES = 262_144;
+import { MAX_TEXT_BYTES } from "./wire.js";
 
 /**
  * Refuses a message whose text parts, concatenated without a separator and

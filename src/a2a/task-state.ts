@@ -1,12 +1,8 @@
 import { TaskState, taskStateFromJSON, taskStateToJSON } from "@a2a-js/sdk";
+import { TERMINAL_STATE_NAMES } from "./wire.js";
 
-/** Wire names of the states after which a task never changes again (A2A §4.1.3). */
-export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set([
-  TaskState.TASK_STATE_COMPLETED,
-  TaskState.TASK_STATE_FAILED,
-  TaskState.TASK_STATE_CANCELED,
-  TaskState.TASK_STATE_REJECTED,
-]);
+/** The states after which a task never changes again (A2A §4.1.3). */
+export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set(TERMINAL_STATE_NAMES.map((name) => taskStateFromJSON(name)));
 
 export const isTerminal = (state: TaskState) => TERMINAL_STATES.has(state);
 

@@ -1,11 +1,8 @@
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from "jose";
 import { DynamicAgentsError } from "../errors/index.js";
-import { JWKS_PATH } from "./wire.js";
-import { IDENTITY_CLAIM, TENANT_CLAIM, type GatekeeperIdentity } from "./claims.js";
+import type { GatekeeperIdentity } from "./claims.js";
+import { IDENTITY_CLAIM, JWKS_PATH, MAX_TOKEN_LIFETIME_SECONDS, TENANT_CLAIM } from "./wire.js";
 import { GatekeeperJwksUnavailable, type GatekeeperJwks } from "./gatekeeper-jwks.js";
-
-/** Gatekeepers mint a token per call; one whose `exp` is further ahead than this is refused. */
-export const MAX_TOKEN_LIFETIME_SECONDS = 3600;
 
 /** Which check refused a token; the order of this list is the order they run in. */
 export type TokenCheck =

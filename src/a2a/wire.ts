@@ -1,3 +1,8 @@
+// The wire constants of this platform, in one place. This module imports
+// nothing, so the Node tooling (scripts/, bench/, test/node/) loads it
+// directly (`…/src/a2a/wire.ts`, Node strips the types) and shares every
+// name and number with the Worker. docs/protocol.md says what each one means.
+
 /** Where this deployment answers (docs/protocol.md "Wire"): JSON-RPC, the stub card, the JWKS. */
 export const A2A_PATH = "/a2a";
 export const CARD_PATH = "/.well-known/agent-card.json";
@@ -5,6 +10,48 @@ export const JWKS_PATH = "/.well-known/jwks.json";
 
 /** The endpoint a token for the deployment at `origin` is minted for: `aud` compares to exactly this. */
 export const endpointOf = (origin: string): string => `${origin}${A2A_PATH}`;
+
+/** The key set of a gatekeeper (or of this deployment) at `origin`: the only `jku` accepted for it. */
+export const jwksUrlOf = (origin: string): string => `${origin}${JWKS_PATH}`;
+
+/** The protocol version every request names in `A2A-Version`. */
+export const A2A_VERSION_HEADER = "A2A-Version";
+export const A2A_VERSION = "1.0";
+
+/** The media type of a push's body (a StreamResponse). */
+export const A2A_JSON = "application/a2a+json";
+
+/** The header a push carries the push config's `token` in. */
+export const NOTIFICATION_TOKEN_HEADER = "x-a2a-notification-token";
+
+/** Private claim names the gatekeeper mints (docs/protocol.md "The gatekeeper token"). */
+export const TENANT_CLAIM = "https://dynamicagents.dev/tenant";
+export const IDENTITY_CLAIM = "https://dynamicagents.dev/identity";
+
+/** Gatekeepers mint a token per call; one whose `exp` is further ahead than this is refused. */
+export const MAX_TOKEN_LIFETIME_SECONDS = 3600;
+
+/** A callback token (the bearer of a push) lives at most this long. */
+export const CALLBACK_TTL_SECONDS = 300;
+
+/** docs/protocol.md "SendMessage": the text a turn may carry, in UTF-8 bytes. */
+export const MAX_TEXT_BYTES = 262_144;
+
+/** Wire names of the states after which a task never changes again (A2A §4.1.3). */
+export const TERMINAL_STATE_NAMES: readonly string[] = ["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"];
+
+/** The domain of the platform's own ErrorInfo reasons (docs/protocol.md "The edge, in order"). */
+export const PLATFORM_ERROR_DOMAIN = "dynamicagents.dev";
+
+/**
+ * How the round loop shows the model one finished subtask: a head line
+ * `[round N] <type> <params JSON> → <status>`, then the result. The offline
+ * stand-in model and the specs' fake model find delegation results by
+ * {@link ROUND_RESULT_PATTERN}.
+ */
+export const roundResultHead = (round: number, type: string, paramsJson: string, status: string): string =>
+  `[round ${round}] ${type} ${paramsJson} → ${status}`;
+export const ROUND_RESULT_PATTERN = /^\[round (\d+)\] /m;
 
 /**
  * Whether a `Content-Type` names JSON: `application/json` or any

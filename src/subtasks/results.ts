@@ -1,11 +1,12 @@
 import type { SubtaskRow } from "../db/subtask-store.js";
+import { roundResultHead } from "../a2a/wire.js";
 import type { ToolResultEvent } from "../plugin/contract.js";
 
 /** The results of earlier rounds as the model reads them, one block per subtask. */
 export function renderSubtaskResults(rows: readonly SubtaskRow[]): string {
   return rows
     .map((row) => {
-      const head = `[round ${row.round}] ${row.type} ${row.paramsJson} → ${row.status}`;
+      const head = roundResultHead(row.round, row.type, row.paramsJson, row.status);
       if (row.status === "done") return `${head}\n${row.resultJson ?? ""}`;
       return `${head}${row.error ? `: ${row.error}` : ""}`;
     })

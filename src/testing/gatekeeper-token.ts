@@ -1,5 +1,5 @@
 import { SignJWT, type JWTPayload } from "jose";
-import { IDENTITY_CLAIM, TENANT_CLAIM } from "../a2a/claims.js";
+import { IDENTITY_CLAIM, TENANT_CLAIM } from "../a2a/wire.js";
 import type { FixtureKey } from "./jwk-fixtures.js";
 
 export interface GatekeeperTokenOptions {

@@ -1,8 +1,7 @@
 import { signCallbackJwt } from "../a2a/callback-jwt.js";
 import { pushTarget, validatePushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
-
-export const A2A_JSON = "application/a2a+json";
+import { A2A_JSON, NOTIFICATION_TOKEN_HEADER } from "../a2a/wire.js";
 const ATTEMPT_TIMEOUT_MS = 15_000;
 
 /** A push answered with something other than 2xx. Names the target as origin + path only. */
@@ -62,7 +61,7 @@ export async function deliverPush(options: {
   } else {
     headers.Authorization = `Bearer ${await signCallbackJwt({ key: options.key, issuer: options.origin, url: config.url })}`;
   }
-  if (config.token) headers["x-a2a-notification-token"] = config.token;
+  if (config.token) headers[NOTIFICATION_TOKEN_HEADER] = config.token;
   // Cleared when the attempt settles, unlike `AbortSignal.timeout`, which
   // stays armed for its full period and keeps the isolate busy.
   const controller = new AbortController();

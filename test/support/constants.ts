@@ -1,8 +1,9 @@
+import { jwksUrlOf } from "../../src/a2a/wire.js";
+
 export const ORIGIN = "https://agents.test";
 export const ENDPOINT = `${ORIGIN}/a2a`;
 export const GATEKEEPER = "https://gatekeeper.test";
 export const OTHER_GATEKEEPER = "https://other-gatekeeper.test";
-export const GATEKEEPER_JWKS = `${GATEKEEPER}/.well-known/jwks.json`;
+export const GATEKEEPER_JWKS = jwksUrlOf(GATEKEEPER);
 export const PUSH_URL = `${GATEKEEPER}/a2a/notifications`;
-export const TENANT_CLAIM = "https://dynamicagents.dev/tenant";
-export const IDENTITY_CLAIM = "https://dynamicagents.dev/identity";
+export { IDENTITY_CLAIM, TENANT_CLAIM } from "../../src/a2a/wire.js";
