@@ -2,6 +2,8 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { exportJWK, generateKeyPair } from "jose";
 import { resolve } from "node:path";
 import { defineConfig, defineProject } from "vitest/config";
+import { ROUND_RESULT_PATTERN } from "./src/a2a/wire.js";
+import { chatCompletionBody } from "./src/testing/chat-completion.js";
 import { createVcr, recordFromEnv } from "./src/testing/node/index.js";
 
 // A fresh card key per run: nothing secret is committed, and no test can come
@@ -22,35 +24,26 @@ async function echoModelOrOffline(request: Request): Promise<Response> {
     return new Response(`<html><body><p>${new URL(request.url).pathname} says the answer is 42.</p></body></html>`);
   }
   if (request.method === "POST" && request.url === "https://model.test/v1/chat/completions") {
-    const body = (await request.json()) as { model: string; messages: Array<{ role: string; content: unknown }>; tools?: Array<{ function: { name: string } }> };
+    const body = (await request.json()) as {
+      model: string;
+      messages: Array<{ role: string; content: unknown }>;
+      tools?: Array<{ function: { name: string } }>;
+    };
     const text = (m?: { content: unknown }) => String(m?.content ?? "");
     const last = [...body.messages].reverse().find((m) => m.role === "user");
-    const delegating = (body.tools ?? []).some((t) => t.function.name === "delegate") && !body.messages.some((m) => text(m).includes("[round "));
+    const delegating = (body.tools ?? []).some((t) => t.function.name === "delegate") && !body.messages.some((m) => ROUND_RESULT_PATTERN.test(text(m)));
     // A researcher's first round delegates two pages; everything else echoes.
-    const message = delegating
+    const reply = delegating
       ? {
-          role: "assistant",
-          content: null,
-          tool_calls: [
+          toolCalls: [
             {
-              id: "call_delegate",
-              type: "function",
-              function: {
-                name: "delegate",
-                arguments: JSON.stringify({ subtasks: [1, 2].map((n) => ({ type: "read_page", params: { url: `http://pages.test/page-${n}`, question: text(last) } })) }),
-              },
+              name: "delegate",
+              arguments: { subtasks: [1, 2].map((n) => ({ type: "read_page", params: { url: `http://pages.test/page-${n}`, question: text(last) } })) },
             },
           ],
         }
-      : { role: "assistant", content: `echo: ${text(last).slice(0, 2000)}` };
-    return Response.json({
-      id: "chatcmpl-echo",
-      object: "chat.completion",
-      created: 0,
-      model: body.model,
-      choices: [{ index: 0, message, finish_reason: delegating ? "tool_calls" : "stop" }],
-      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-    });
+      : { content: `echo: ${text(last).slice(0, 2000)}` };
+    return Response.json(chatCompletionBody(reply, body.model));
   }
   return new Response(`tests are offline: ${request.method} ${request.url}`, { status: 503 });
 }
@@ -79,11 +72,19 @@ const workerd = defineProject({
   plugins: [
     cloudflareTest({
       wrangler: { configPath: "./wrangler.jsonc" },
+      // The reference Worker plus the specs' own agents (test/support/worker.ts).
+      main: "./test/support/worker.ts",
       // The AI binding is remote-only; tests fake the model instead.
       remoteBindings: false,
       // Subagents are facets: exported from the Worker, made by the runtime, never bound.
-      additionalExports: { ResearchSubagent: "DurableObject" },
+      additionalExports: { ResearchSubagent: "DurableObject", MarkerSubagent: "DurableObject" },
       miniflare: {
+        durableObjects: {
+          MARKER_AGENT: { className: "MarkerAgent", useSQLite: true },
+          MARKER_RESEARCHER: { className: "MarkerResearcher", useSQLite: true },
+          MARKER_BROKEN: { className: "BrokenAgent", useSQLite: true },
+        },
+        workflows: { MARKER_WORKFLOW: { name: "marker-turn", className: "MarkerTurnWorkflow" } },
         bindings: {
           A2A_SIGNING_KEY: signingKey,
           GATEKEEPER_ORIGINS: JSON.stringify(["https://gatekeeper.test", "https://other-gatekeeper.test", "http://127.0.0.1:9999"]),

@@ -8,16 +8,21 @@ import { createServer } from "node:http";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SignJWT, exportJWK, generateKeyPair } from "jose";
-import { jsonRpc } from "../scripts/dev/gatekeeper.mjs";
+import { exportJWK, generateKeyPair } from "jose";
+import { JWKS_PATH, ROUND_RESULT_PATTERN, TERMINAL_STATE_NAMES, endpointOf } from "../src/a2a/wire.ts";
+import { makeGatekeeperToken } from "../src/testing/gatekeeper-token.ts";
+import { NOTIFY_PATH, jsonRpc } from "../scripts/dev/gatekeeper.mjs";
+import { listen } from "../scripts/dev/http.mjs";
 import { describeMachine } from "./lib/machine.mjs";
-import { freePort } from "./lib/net.mjs";
 import { summarize } from "./lib/stats.mjs";
 import { spawnWorker } from "./lib/worker.mjs";
+import { chatCompletionBody } from "../src/testing/chat-completion.ts";
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const TURNS = Number(process.env.BENCH_ROUND_TURNS ?? 12);
 const MAX_PER_ROUND = 16; // the reference researcher's rounds.maxSubtasksPerRound
+/** How the round loop shows the model a finished subtask (`roundResultHead`), anywhere in a message. */
+const ROUND_RESULTS = new RegExp(ROUND_RESULT_PATTERN.source, "gm");
 const say = (line) => process.stderr.write(`${line}\n`);
 
 /** Scenarios: subtasks delegated per round, then an answer. */
@@ -39,54 +44,58 @@ function split(n) {
  * the round from how many rounds of results the prompt carries.
  */
 async function startServer(publicJwk) {
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
+  let origin = "";
   const waiting = new Map();
   const counts = { model: 0, pages: 0, delegations: 0 };
-  const reply = (res, message) => {
+  /** @param {import("node:http").ServerResponse} res @param {import("../src/testing/chat-completion.ts").ChatReply} answer */
+  const reply = (res, answer) => {
     res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify({ id: "x", object: "chat.completion", created: 0, model: "bench", choices: [{ index: 0, message, finish_reason: message.tool_calls ? "tool_calls" : "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+    res.end(JSON.stringify(chatCompletionBody(answer, "bench")));
   };
   const server = createServer(async (req, res) => {
     let body = "";
     for await (const chunk of req) body += chunk;
-    if (req.url === "/.well-known/jwks.json") return res.end(JSON.stringify({ keys: [publicJwk] }));
+    if (req.url === JWKS_PATH) return res.end(JSON.stringify({ keys: [publicJwk] }));
     if (req.url?.startsWith("/page-")) counts.pages++;
     if (req.url === "/v1/chat/completions") counts.model++;
     if (req.url?.startsWith("/page-")) return res.end(`<p>${req.url} says 42</p>`);
     if (req.url === "/v1/chat/completions") {
       const request = JSON.parse(body);
       const text = (m) => (typeof m?.content === "string" ? m.content : Array.isArray(m?.content) ? m.content.map((p) => p.text ?? "").join("") : "");
-      if (text(request.messages[0]).startsWith("Summarise")) return reply(res, { role: "assistant", content: "It says 42." });
+      if (text(request.messages[0]).startsWith("Summarise")) return reply(res, { content: "It says 42." });
       // The caller's session goes on across turns: this turn's request is the last one.
       const user = [...request.messages].reverse().find((m) => m.role === "user" && text(m).startsWith("bench"));
       const plan = (text(user).match(/plan: ([\d,]*)/)?.[1] ?? "").split(",").filter(Boolean).map(Number);
-      const done = Math.max(0, ...[...JSON.stringify(request.messages).matchAll(/\[round (\d+)\]/g)].map((m) => Number(m[1])));
+      const done = Math.max(0, ...request.messages.flatMap((m) => [...text(m).matchAll(ROUND_RESULTS)].map((r) => Number(r[1]))));
       const next = plan[done];
       const canDelegate = (request.tools ?? []).some((t) => t.function.name === "delegate");
       if (next && canDelegate) {
         counts.delegations++;
-        const subtasks = Array.from({ length: next }, (_, i) => ({ type: "read_page", params: { url: `${origin}/page-${done}-${i}`, question: "what does it say?" } }));
-        return reply(res, { role: "assistant", content: null, tool_calls: [{ id: "d", type: "function", function: { name: "delegate", arguments: JSON.stringify({ subtasks }) } }] });
+        const subtasks = Array.from({ length: next }, (_, i) => ({
+          type: "read_page",
+          params: { url: `${origin}/page-${done}-${i}`, question: "what does it say?" },
+        }));
+        return reply(res, { toolCalls: [{ name: "delegate", arguments: { subtasks } }] });
       }
-      return reply(res, { role: "assistant", content: "done" });
+      return reply(res, { content: "done" });
     }
-    if (req.url === "/a2a/notifications") {
+    if (req.url === NOTIFY_PATH) {
       const push = JSON.parse(body);
       res.end();
-      if (push.task && ["TASK_STATE_COMPLETED", "TASK_STATE_FAILED"].includes(push.task.status?.state)) waiting.get(push.task.id)?.(push.task);
+      if (push.task && TERMINAL_STATE_NAMES.includes(push.task.status?.state)) waiting.get(push.task.id)?.(push.task);
       return;
     }
     res.statusCode = 404;
     res.end();
   });
-  await new Promise((resolve) => server.listen(port, "127.0.0.1", resolve));
+  origin = `http://127.0.0.1:${await listen(server, 0, "the rounds bench's server", "")}`;
   return { origin, counts, waitFor: (taskId) => new Promise((resolve) => waiting.set(taskId, resolve)), close: () => server.close() };
 }
 
 async function main() {
   const gk = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
-  const publicJwk = { ...(await exportJWK(gk.publicKey)), kid: "bench-gk", alg: "EdDSA", use: "sig" };
+  const gatekeeperKey = { kid: "bench-gk", privateKey: gk.privateKey };
+  const publicJwk = { ...(await exportJWK(gk.publicKey)), kid: gatekeeperKey.kid, alg: "EdDSA", use: "sig" };
   const server = await startServer(publicJwk);
   const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
   const signingKey = JSON.stringify({ ...(await exportJWK(privateKey)), kid: "bench-rounds" });
@@ -108,24 +117,23 @@ async function main() {
   try {
     await worker.ready(120_000);
     // One caller (one Durable Object, one session) per scenario, so no scenario reads another's history.
-    const tokenFor = (key) => new SignJWT({ "https://dynamicagents.dev/tenant": "researcher", "https://dynamicagents.dev/identity": { key } })
-      .setProtectedHeader({ alg: "EdDSA", kid: "bench-gk", jku: `${server.origin}/.well-known/jwks.json` })
-      .setIssuer(server.origin)
-      .setAudience(`${worker.origin}/a2a`)
-      .setIssuedAt()
-      .setExpirationTime("30m")
-      .sign(gk.privateKey);
+    const endpoint = endpointOf(worker.origin);
+    const tokenFor = (key) =>
+      makeGatekeeperToken({ key: gatekeeperKey, gatekeeper: server.origin, endpoint, tenant: "researcher", identity: { key }, expiresIn: 30 * 60 });
     let token = await tokenFor("bench-warm-up");
 
     const turn = async (plan) => {
       const started = performance.now();
-      const { result, error } = await jsonRpc(`${worker.origin}/a2a`, token, "SendMessage", {
+      const { result, error } = await jsonRpc(endpoint, token, "SendMessage", {
         tenant: "researcher",
         message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: `bench plan: ${plan.join(",")}` }] },
-        configuration: { taskPushNotificationConfig: { url: `${server.origin}/a2a/notifications`, token: "t" } },
+        configuration: { taskPushNotificationConfig: { url: `${server.origin}${NOTIFY_PATH}`, token: "t" } },
       });
       if (error) throw new Error(`SendMessage: ${error.message}`);
-      const task = await Promise.race([server.waitFor(result.task.id), new Promise((_, reject) => setTimeout(() => reject(new Error("no push in 120 s")), 120_000))]);
+      const task = await Promise.race([
+        server.waitFor(result.task.id),
+        new Promise((_, reject) => setTimeout(() => reject(new Error("no push in 120 s")), 120_000)),
+      ]);
       if (task.status.state !== "TASK_STATE_COMPLETED") throw new Error(`turn ended ${task.status.state}`);
       return performance.now() - started;
     };

@@ -5,6 +5,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exportJWK, generateKeyPair } from "jose";
+import { CARD_PATH } from "../src/a2a/wire.ts";
 import { getJson } from "./lib/a2a.mjs";
 import { startGatekeeper } from "./lib/gatekeeper.mjs";
 import { createHost } from "./lib/host.mjs";
@@ -142,7 +143,7 @@ function assertNoReload(host) {
 async function measureEdge({ host, caller, gatekeeper, tally, config, deadline }) {
   const { task } = await caller.sendMessage("the task GetTask reads", gatekeeper.pushUrl);
   await settleTurns(host, gatekeeper, 30_000, deadline);
-  const cardUrl = `${host.origin}/.well-known/agent-card.json`;
+  const cardUrl = `${host.origin}${CARD_PATH}`;
   const kinds = [
     { name: "card", request: () => getJson(cardUrl) },
     { name: "verified", request: caller.prepared("GetExtendedAgentCard", {}) },
@@ -204,10 +205,7 @@ async function measureTurnLatency({ host, gatekeeper, tally, config, deadline })
     say(`Turns: warm-up (${config.turnWarmup} one at a time)`);
     (await measureTurns({ ...common, count: config.turnWarmup, concurrency: 1, label: "warm-up" })).stop();
   }
-  const plan = [
-    ...(config.turnsSequential > 0 ? [["sequential", config.turnsSequential, 1]] : []),
-    ["concurrent", config.turns, config.turnConcurrency],
-  ];
+  const plan = [...(config.turnsSequential > 0 ? [["sequential", config.turnsSequential, 1]] : []), ["concurrent", config.turns, config.turnConcurrency]];
   const batches = {};
   const watchers = [];
   for (const [label, count, concurrency] of plan) {
@@ -218,7 +216,12 @@ async function measureTurnLatency({ host, gatekeeper, tally, config, deadline })
     batches[label] = summary;
     watchers.push(() => (summary.checks.late = stop()));
   }
-  return { batches, stopWatching: () => watchers.forEach((w) => w()) };
+  return {
+    batches,
+    stopWatching: () => {
+      for (const watch of watchers) watch();
+    },
+  };
 }
 
 async function measureList({ host, gatekeeper, tally, config, deadline }) {
@@ -295,7 +298,10 @@ async function main() {
   const deadline = startedAt + config.deadlineS * 1000;
   const cleanups = [];
   const cleanup = async () => {
-    while (cleanups.length) await cleanups.pop()().catch((error) => say(`cleanup: ${error.message}`));
+    while (cleanups.length)
+      await cleanups
+        .pop()()
+        .catch((error) => say(`cleanup: ${error.message}`));
   };
   // Ctrl-C or a kill must not leave workerd behind; the deadline bounds a hung run the same way.
   const onSignal = (signal) => {
@@ -320,8 +326,7 @@ async function main() {
       stateDir: config.stateDir,
       turnsPerWorker: config.turnsPerWorker,
       expectedTurns: 1 + config.turnWarmup + config.turnsSequential + config.turns + config.smallTasks + config.largeTasks,
-      // Tokens outlive the whole run (it is abandoned at the deadline anyway), so none expires mid-measurement.
-      ttlSeconds: config.deadlineS + 120,
+      // Each caller's token lives as long as the edge allows and is renewed before it ends (lib/gatekeeper.mjs).
       vars: {
         GATEKEEPER_ORIGINS: JSON.stringify([gatekeeper.origin]),
         // Every turn's model is the gatekeeper's stub: no network, no cost, no waiting.

@@ -1,29 +1,34 @@
-import type { AgentConfigInput } from "@dynamicagents/core/agent";
+import type { AgentConfigInput, AgentPolicy } from "@dynamicagents/core/agent";
+import { ConfigError } from "@dynamicagents/core/errors";
 import { DynamicAgent, type AgentPlugin, type PluginHost } from "@dynamicagents/core/host";
-import type { SubtaskType } from "@dynamicagents/core/plugin";
-import { RoundAgentBase, type RoundPolicy, type SubagentClass } from "@dynamicagents/core/round";
+import { RoundAgentBase, type SubagentClass } from "@dynamicagents/core/round";
 import { RecipeSubagentBase } from "@dynamicagents/core/subagent";
 import type { Env } from "./env.js";
 import { clockPlugin } from "./plugins/clock.js";
+import { durableWorkspacePlugin } from "./plugins/durable-workspace.js";
 import { researchPlugin } from "./plugins/research.js";
 import { webFetchPlugin } from "./plugins/web-fetch.js";
-import { researchPolicy } from "./research-policy.js";
+import { assistantPolicy, researchPolicy } from "./policy.js";
 
 const MODELS = {
   chatModelId: "@cf/meta/llama-3.3-70b-instruct-fp8-fast",
   fallbackChatModelId: "@cf/meta/llama-3.1-8b-instruct-fast",
 } satisfies AgentConfigInput["model"];
 
-/** Sites the assistant may read when FETCH_ALLOWLIST (a JSON array of origins) is not set. */
+/** Sites the agents may read when FETCH_ALLOWLIST (a JSON array of origins) is not set. */
 const DEFAULT_FETCH_ALLOWLIST = ["https://developers.cloudflare.com", "https://a2a-protocol.org"];
 
 function fetchAllowlist(raw: string | undefined): string[] {
   if (!raw) return DEFAULT_FETCH_ALLOWLIST;
-  const parsed: unknown = JSON.parse(raw);
-  if (!Array.isArray(parsed) || !parsed.every((o) => typeof o === "string")) {
-    throw new Error("FETCH_ALLOWLIST must be a JSON array of origins");
+  const refuse = () => new ConfigError({ kind: "setting", name: "FETCH_ALLOWLIST" }, "FETCH_ALLOWLIST must be a JSON array of origins");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw refuse();
   }
-  return parsed.map((o) => new URL(o).origin);
+  if (!Array.isArray(parsed) || !parsed.every((o) => typeof o === "string" && URL.canParse(o))) throw refuse();
+  return parsed.map((o: string) => new URL(o).origin);
 }
 
 /** The `assistant` tenant: one continuous conversation per caller, answered in a tool loop. */
@@ -43,38 +48,49 @@ export class AssistantAgent extends DynamicAgent<Env> {
       capabilities,
     ].join("\n\n");
   }
+
+  protected agentPolicy(): AgentPolicy {
+    return assistantPolicy;
+  }
 }
 
-const research = (env: Env) => researchPlugin({ allowlist: fetchAllowlist(env.FETCH_ALLOWLIST), models: MODELS });
+/** The researcher's config and plugins, shared by the agent and the subagents its subtasks run in. */
+const RESEARCHER_CONFIG: AgentConfigInput = { model: MODELS, rounds: { maxRounds: 3, maxParallel: 4 } };
+const researcherPlugins = (env: Env): AgentPlugin[] => [
+  researchPlugin({ allowlist: fetchAllowlist(env.FETCH_ALLOWLIST), models: MODELS, env }),
+  durableWorkspacePlugin(),
+];
 
 /** The `researcher` tenant: a delegating round loop whose subtasks read pages in subagents. */
 export class ResearcherAgent extends RoundAgentBase<Env> {
   protected override agentConfig(): AgentConfigInput {
-    return { model: MODELS, rounds: { maxRounds: 3, maxParallel: 4 } };
+    return RESEARCHER_CONFIG;
   }
 
   protected override agentPlugins(host: PluginHost<Env>): AgentPlugin[] {
-    return [research(host.env)];
+    return researcherPlugins(host.env);
   }
 
   protected agentSoul(capabilities: string): string {
-    return ["You are Researcher, an agent reached over the A2A protocol. You answer with a short, well-sourced research summary.", capabilities].join(
-      "\n\n",
-    );
+    return ["You are Researcher, an agent reached over the A2A protocol. You answer with a short, well-sourced research summary.", capabilities].join("\n\n");
   }
 
-  protected roundPolicy(): RoundPolicy {
+  protected agentPolicy(): AgentPolicy {
     return researchPolicy;
   }
 
-  protected subagentClass(): SubagentClass {
-    return ResearchSubagent as unknown as SubagentClass;
+  protected subagentClass(): SubagentClass<Env> {
+    return ResearchSubagent;
   }
 }
 
-/** Runs one `read_page` subtask in its own isolate and SQLite. */
+/** Runs one `read_page` subtask in its own isolate and SQLite, with the researcher's plugins. */
 export class ResearchSubagent extends RecipeSubagentBase<Env> {
-  protected subtaskTypes(): SubtaskType[] {
-    return research(this.env).subtaskTypes ?? [];
+  protected override agentConfig(): AgentConfigInput {
+    return RESEARCHER_CONFIG;
+  }
+
+  protected agentPlugins(host: PluginHost<Env>): AgentPlugin[] {
+    return researcherPlugins(host.env);
   }
 }

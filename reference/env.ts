@@ -1,16 +1,17 @@
+import type { AgentNamespace } from "@dynamicagents/core/boundary";
 import type { EdgeEnv } from "@dynamicagents/core/worker";
 
 export interface Env extends EdgeEnv {
-  // Untyped on purpose: the edge and the Workflow only ever reach agents through
-  // the structural RPC surfaces core declares, never through the classes.
-  ASSISTANT: DurableObjectNamespace;
-  RESEARCHER: DurableObjectNamespace;
+  // Typed with the boundary's view of an agent: the edge and the Workflow
+  // reach agents only through it, never through the classes.
+  ASSISTANT: AgentNamespace;
+  RESEARCHER: AgentNamespace;
   TURN_WORKFLOW: Workflow;
   AI: Ai;
   OPENAI_BASE_URL?: string;
   OPENAI_API_KEY?: string;
   OPENAI_MODEL?: string;
   OPENAI_FALLBACK_MODEL?: string;
-  /** JSON array of origins the assistant may read pages from. */
+  /** JSON array of origins the assistant and the researcher may read pages from. */
   FETCH_ALLOWLIST?: string;
 }

@@ -10,6 +10,7 @@ import { base64url, calculateJwkThumbprint, exportJWK, generateKeyPair } from "j
 /**
  * A fresh private signing JWK: `{kty, crv, x, d, kid}` with `kid` =
  * `a2a-YYYY-MM-DD-<first 8 hex of the RFC 7638 SHA-256 thumbprint>`.
+ * @returns {Promise<{ kty: string, crv: string, x: string, d: string, kid: string }>}
  */
 export async function freshSigningJwk(now = new Date()) {
   const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
@@ -17,7 +18,8 @@ export async function freshSigningJwk(now = new Date()) {
   // RFC 7638 §3.2: only kty, crv and x count, so the thumbprint is the public key's.
   const thumbprint = base64url.decode(await calculateJwkThumbprint(jwk, "sha256"));
   const hex = Buffer.from(thumbprint.subarray(0, 4)).toString("hex");
-  return { kty: jwk.kty, crv: jwk.crv, x: jwk.x, d: jwk.d, kid: `a2a-${now.toISOString().slice(0, 10)}-${hex}` };
+  const { kty, crv, x, d } = /** @type {{ kty: string, crv: string, x: string, d: string }} */ (jwk);
+  return { kty, crv, x, d, kid: `a2a-${now.toISOString().slice(0, 10)}-${hex}` };
 }
 
 const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // The publish gate for the package's subpaths: every entry in `exports`
 // resolves and bundles, every relative import is a full ESM specifier (with
-// its `.js`), and no runtime subpath's import graph reaches the test harness.
+// its `.js`, or `.ts` where Node tooling loads the module as it is: the wire
+// constants, the token minter, the JSON-RPC client), and no runtime subpath's
+// import graph reaches the test harness.
 import { readFile } from "node:fs/promises";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -37,7 +39,7 @@ for (const [subpath, target] of Object.entries(pkg.exports)) {
   for (const input of inputs) {
     const source = await readFile(resolve(root, input), "utf8");
     for (const match of source.matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g)) {
-      if (!/\.(js|mjs|json|sql)$/.test(match[1])) failures.push(`${input}: relative import ${match[1]} has no .js extension (not a valid ESM specifier)`);
+      if (!/\.(js|mjs|ts|json|sql)$/.test(match[1])) failures.push(`${input}: relative import ${match[1]} has no .js extension (not a valid ESM specifier)`);
     }
   }
   if (!TEST_REALMS.includes(subpath)) {

@@ -35,7 +35,13 @@ describe("signCallerToken", () => {
 
   it("sets aud to exactly <origin>/a2a whether given the origin or an endpoint, never a query or another path", async () => {
     const key = await loadSigningKey(env.A2A_SIGNING_KEY);
-    for (const audience of ["https://peer.test", "https://peer.test/", "https://peer.test/a2a", "https://peer.test/a2a/?x=1", "https://peer.test/elsewhere#f"]) {
+    for (const audience of [
+      "https://peer.test",
+      "https://peer.test/",
+      "https://peer.test/a2a",
+      "https://peer.test/a2a/?x=1",
+      "https://peer.test/elsewhere#f",
+    ]) {
       const token = await signCallerToken({ key, issuer: ORIGIN, audience, identity: { key: "assistant" }, tenant: "assistant" });
       expect(decodeJwt(token).aud, audience).toBe("https://peer.test/a2a");
     }

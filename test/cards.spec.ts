@@ -7,8 +7,7 @@ import { isolatedEdge } from "./support/isolated-edge.js";
 import { interceptOutbound } from "./support/outbound.js";
 import { call, referenceWorker, type Fetcher } from "./support/rpc.js";
 
-const get = (path: string, headers: Record<string, string> = {}, worker: Fetcher = referenceWorker) =>
-  worker(new Request(`${ORIGIN}${path}`, { headers }));
+const get = (path: string, headers: Record<string, string> = {}, worker: Fetcher = referenceWorker) => worker(new Request(`${ORIGIN}${path}`, { headers }));
 
 /** A verifier exactly as a gatekeeper would build it: resolve `jku`, pick `kid`. */
 const sdkVerifier = verifyAgentCardSignature(async (kid, jku) => {
@@ -53,7 +52,10 @@ describe("the JWKS during a rotation (A2A_PREVIOUS_PUBLIC_KEYS)", () => {
 
   it("publishes each previous key after the current one, as {kty, crv, x, kid, alg, use}", async () => {
     const [a, b] = [await previousKey("a2a-2026-01-01-0badc0de"), await previousKey("a2a-2026-06-01-feedf00d")];
-    const previous = JSON.stringify([{ ...a.public, key_ops: ["verify"] }, { ...b.public, alg: "EdDSA", use: "sig" }]);
+    const previous = JSON.stringify([
+      { ...a.public, key_ops: ["verify"] },
+      { ...b.public, alg: "EdDSA", use: "sig" },
+    ]);
     const res = await jwksOf({ A2A_PREVIOUS_PUBLIC_KEYS: previous });
     expect(res.status).toBe(200);
     const { keys } = (await res.json()) as { keys: Record<string, unknown>[] };
@@ -72,7 +74,10 @@ describe("the JWKS during a rotation (A2A_PREVIOUS_PUBLIC_KEYS)", () => {
     const res = await jwksOf({ A2A_PREVIOUS_PUBLIC_KEYS: JSON.stringify([old.private]) });
     expect(res.status).toBe(500);
     const text = await res.text();
-    expect(JSON.parse(text)).toMatchObject({ error: "server_misconfigured", error_description: expect.stringMatching(/A2A_PREVIOUS_PUBLIC_KEYS\[0\] is a private key/) });
+    expect(JSON.parse(text)).toMatchObject({
+      error: "server_misconfigured",
+      error_description: expect.stringMatching(/A2A_PREVIOUS_PUBLIC_KEYS\[0\] is a private key/),
+    });
     expect(text).not.toContain(old.private.d!);
   });
 
@@ -192,9 +197,7 @@ describe("the §8.4.1 canonical form (test vectors)", () => {
         '"description":"","name":"Example Agent","skills":[],"supportedInterfaces":[],"version":""}',
     );
     // Pinned so an SDK upgrade that changes this is noticed: the SDK's form omits them.
-    expect(canonicalizeAgentCard(AgentCard.fromJSON(card))).toBe(
-      '{"capabilities":{"pushNotifications":false,"streaming":false},"name":"Example Agent"}',
-    );
+    expect(canonicalizeAgentCard(AgentCard.fromJSON(card))).toBe('{"capabilities":{"pushNotifications":false,"streaming":false},"name":"Example Agent"}');
   });
 
   it("restores required fields inside nested messages, omits empty optional ones, and drops signatures and unknown members", () => {

@@ -75,7 +75,13 @@ describe("the edge, step by step", () => {
   });
 
   it("3. Content-Type: JSON in any spelling is accepted (parameters and case ignored, application/*+json)", async () => {
-    for (const type of ["application/json", "application/json; charset=utf-8", "APPLICATION/JSON;Charset=UTF-8", "application/a2a+json", "application/vnd.example+json; v=1"]) {
+    for (const type of [
+      "application/json",
+      "application/json; charset=utf-8",
+      "APPLICATION/JSON;Charset=UTF-8",
+      "application/a2a+json",
+      "application/vnd.example+json; v=1",
+    ]) {
       const reply = await send(getTask(), { headers: { "Content-Type": type } });
       expect(reply.status, type).toBe(200);
       expect(reply.body.error.code, type).toBe(-32001);
@@ -83,7 +89,15 @@ describe("the edge, step by step", () => {
   });
 
   it("3. Content-Type: anything else, or none, is -32005 with HTTP 415", async () => {
-    for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonp", "text/json", "application/json-seq", null]) {
+    for (const type of [
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data; boundary=x",
+      "application/jsonp",
+      "text/json",
+      "application/json-seq",
+      null,
+    ]) {
       const reply = await send(getTask(), { headers: { "Content-Type": type } });
       expectRpcError(reply, 415, -32005);
       expect(reply.body.id, String(type)).toBeNull();
@@ -216,7 +230,16 @@ describe("no request, however malformed, gets a 5xx", () => {
       ["method a number", '{"jsonrpc":"2.0","id":1,"method":7,"params":{"tenant":"assistant"}}', {}],
       ["id an object", '{"jsonrpc":"2.0","id":{},"method":"GetTask","params":{"tenant":"assistant"}}', {}],
       ["proto pollution", '{"jsonrpc":"2.0","id":1,"method":"__proto__","params":{"tenant":"assistant","__proto__":{"x":1}}}', {}],
-      ["SendMessage with junk parts", JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: { tenant: "assistant", message: { messageId: "m", role: "ROLE_USER", parts: [{ file: {} }] } } }), {}],
+      [
+        "SendMessage with junk parts",
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "SendMessage",
+          params: { tenant: "assistant", message: { messageId: "m", role: "ROLE_USER", parts: [{ file: {} }] } },
+        }),
+        {},
+      ],
       ["ListTasks with a huge pageSize", JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ListTasks", params: { tenant: "assistant", pageSize: 1e308 } }), {}],
       ["a version full of dots", getTask(), { "A2A-Version": "1.0.0.0.0" }],
       ["a Content-Type full of junk", getTask(), { "Content-Type": ";;;==;" }],

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { introspectWorkflow } from "cloudflare:test";
 import type { VerifiedCaller } from "@dynamicagents/core/a2a";
-import type { TurnToStart } from "@dynamicagents/core/worker";
+import type { TurnToStart } from "@dynamicagents/core/boundary";
 import { describe, expect, it, vi } from "vitest";
 import { GATEKEEPER } from "./support/constants.js";
 import { isolatedEdge, stubAgent } from "./support/isolated-edge.js";
@@ -25,10 +25,10 @@ function objectNamingTurns() {
     beginTask: (input: { message: { messageId: string } }) => {
       const messageId = input.message.messageId;
       const existing = tasks.get(messageId);
-      if (existing) return { ok: true, value: { task: existing, created: false } };
+      if (existing) return { ok: true, value: { task: existing } };
       const task = submitted(`task-${tasks.size + 1}`, messageId);
       tasks.set(messageId, task);
-      return { ok: true, value: { task, created: true, turn: { instanceId: `turn-${messageId}`, params: { taskId: task.id, marker: "PARAMS-MARKER" } } } };
+      return { ok: true, value: { task, turn: { instanceId: `turn-${messageId}`, params: { taskId: task.id, marker: "PARAMS-MARKER" } } } };
     },
   });
 }
@@ -40,7 +40,7 @@ describe("resolveAgent", () => {
     const edge = isolatedEdge({
       resolveAgent: (caller, tenant, e) => {
         seen.push({ caller, tenant, hasEnv: e.ASSISTANT !== undefined });
-        return stubAgent({ getTask: (id: string) => submitted(id, "m-1") });
+        return stubAgent({ getTask: (query: { taskId: string }) => ({ ok: true, value: submitted(query.taskId, "m-1") }) });
       },
     });
     const reply = await call("GetTask", { id: "t-9" }, { worker: edge.fetch, mint: { identity: { key: "ada" } } });

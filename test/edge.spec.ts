@@ -31,7 +31,15 @@ describe("the JSON-RPC envelope", () => {
 
   it("answers -32600 to JSON that is not a request object", async () => {
     using _ = interceptOutbound();
-    for (const body of ["[]", "42", "null", '{"jsonrpc":"1.0","id":1,"method":"GetTask"}', '{"jsonrpc":"2.0","method":"GetTask"}', '{"jsonrpc":"2.0","id":{},"method":"GetTask"}', '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":[1]}']) {
+    for (const body of [
+      "[]",
+      "42",
+      "null",
+      '{"jsonrpc":"1.0","id":1,"method":"GetTask"}',
+      '{"jsonrpc":"2.0","method":"GetTask"}',
+      '{"jsonrpc":"2.0","id":{},"method":"GetTask"}',
+      '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":[1]}',
+    ]) {
       const reply = await post(body);
       expect(reply.status, body).toBeLessThan(500);
       expect(reply.body.error.code, body).toBe(-32600);
@@ -151,7 +159,10 @@ describe("SendMessage (accept, then notify)", () => {
   it("enforces the 262,144-byte text limit on the trimmed concatenation of text parts", async () => {
     using _ = interceptOutbound();
     const caller = newCaller();
-    const fits = { ...sendParams(""), message: userMessage("", undefined, { parts: [{ text: `  ${"é".repeat(65_536)}` }, { text: `${"a".repeat(131_072)}\n\n` }] }) };
+    const fits = {
+      ...sendParams(""),
+      message: userMessage("", undefined, { parts: [{ text: `  ${"é".repeat(65_536)}` }, { text: `${"a".repeat(131_072)}\n\n` }] }),
+    };
     expect((await call("SendMessage", fits, { mint: caller })).body.result?.task).toBeDefined();
     const over = { ...sendParams(""), message: userMessage("", undefined, { parts: [{ text: "é".repeat(65_536) }, { text: "a".repeat(131_073) }] }) };
     const reply = await call("SendMessage", over, { mint: caller });

@@ -1,10 +1,18 @@
+import type { AgentNamespace, TurnParams } from "@dynamicagents/core/boundary";
 import type { Env as ReferenceEnv } from "../reference/env.js";
 
 declare global {
   namespace Cloudflare {
     interface GlobalProps {
-      mainModule: typeof import("../reference/worker.js");
+      mainModule: typeof import("./support/worker.js");
     }
-    interface Env extends ReferenceEnv {}
+    interface Env extends ReferenceEnv {
+      // The specs' own agents (test/support/agents.ts); optional so that the
+      // reference's Env still satisfies the global one the agents SDK asks for.
+      MARKER_AGENT?: AgentNamespace;
+      MARKER_RESEARCHER?: AgentNamespace;
+      MARKER_BROKEN?: AgentNamespace;
+      MARKER_WORKFLOW?: Workflow<TurnParams>;
+    }
   }
 }

@@ -8,13 +8,13 @@ import {
   invalidAgentResponse,
   pushNotificationNotSupported,
   quotaExceeded,
-  settle,
-  unwrap,
 } from "@dynamicagents/core/a2a";
+import { settle, unwrap, type AgentNamespace } from "@dynamicagents/core/boundary";
 import { ConfigError, DynamicAgentsError } from "@dynamicagents/core/errors";
 import { createA2AWorker } from "@dynamicagents/core/worker";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { assistantManifest, deployment } from "../reference/manifests.js";
+import { markerTenants } from "./support/agents.js";
 import { isolatedEdge, stubAgent } from "./support/isolated-edge.js";
 import { interceptOutbound } from "./support/outbound.js";
 import { call, post, sendParams, userMessage } from "./support/rpc.js";
@@ -158,14 +158,48 @@ describe("the platform's own refusals", () => {
     });
     const reply = await call("GetTask", { id: "t" }, { worker: custom.fetch });
     expect(reply.status).toBe(200);
-    expect(reply.body.error).toMatchObject({ code: -32603, data: [{ reason: "AGENT_START_FAILED", domain: "dynamicagents.dev", metadata: { culpritKind: "binding", culpritName: "NOTES_DB" } }] });
+    expect(reply.body.error).toMatchObject({
+      code: -32603,
+      data: [{ reason: "AGENT_START_FAILED", domain: "dynamicagents.dev", metadata: { culpritKind: "binding", culpritName: "NOTES_DB" } }],
+    });
     expect(JSON.stringify(reply.body)).not.toContain("sk-do-not-echo");
 
     // The default resolver says the same of a tenant whose namespace is not bound.
-    const unbound = isolatedEdge({ tenants: { assistant: { manifest: assistantManifest, agent: () => undefined as unknown as DurableObjectNamespace } } });
+    const unbound = isolatedEdge({ tenants: { assistant: { manifest: assistantManifest, agent: () => undefined as unknown as AgentNamespace } } });
     const again = await call("GetTask", { id: "t" }, { worker: unbound.fetch });
     expect(again.status).toBe(200);
-    expect(again.body.error).toMatchObject({ code: -32603, data: [{ reason: "AGENT_START_FAILED", metadata: { culpritKind: "binding", culpritName: "tenants.assistant.agent", code: "ERR_CONFIG_MISSING" } }] });
+    expect(again.body.error).toMatchObject({
+      code: -32603,
+      data: [{ reason: "AGENT_START_FAILED", metadata: { culpritKind: "binding", culpritName: "tenants.assistant.agent", code: "ERR_CONFIG_MISSING" } }],
+    });
+  });
+});
+
+describe("an agent that cannot start", () => {
+  it("answers every call with AGENT_START_FAILED naming the culprit its start-up check found", async () => {
+    using _ = interceptOutbound();
+    const edge = isolatedEdge({ tenants: markerTenants });
+    const mint = { tenant: "broken", identity: { key: `caller-${crypto.randomUUID()}` } };
+    for (const [method, params] of [
+      ["SendMessage", sendParams("hello")],
+      ["GetTask", { id: "t" }],
+      ["ListTasks", {}],
+      ["CancelTask", { id: "t" }],
+    ] as const) {
+      const reply = await call(method, params, { worker: edge.fetch, mint });
+      expect(reply.status, method).toBe(200);
+      expect(reply.body.error, method).toMatchObject({
+        code: -32603,
+        data: [
+          {
+            reason: "AGENT_START_FAILED",
+            domain: "dynamicagents.dev",
+            metadata: { culpritKind: "secret", culpritName: "SPEC_MISSING_SECRET", code: "ERR_PLUGIN_REQUIREMENT_MISSING" },
+          },
+        ],
+      });
+    }
+    await edge.backgroundSettled();
   });
 });
 
@@ -189,10 +223,14 @@ describe("errors with codes", () => {
       }
       throw new Error("expected a refusal");
     };
-    const bad = refusal(() => createA2AWorker({ deployment: { ...deployment, skills: [] }, tenants: { assistant: { manifest: assistantManifest, agent: (e: Env) => e.ASSISTANT } } }));
+    const bad = refusal(() =>
+      createA2AWorker({ deployment: { ...deployment, skills: [] }, tenants: { assistant: { manifest: assistantManifest, agent: (e: Env) => e.ASSISTANT } } }),
+    );
     expect(bad).toBeInstanceOf(ConfigError);
     expect((bad as ConfigError).culprit).toEqual({ kind: "manifest", name: "deployment" });
-    const badTenant = refusal(() => createA2AWorker({ deployment, tenants: { assistant: { manifest: { ...assistantManifest, name: " " }, agent: (e: Env) => e.ASSISTANT } } }));
+    const badTenant = refusal(() =>
+      createA2AWorker({ deployment, tenants: { assistant: { manifest: { ...assistantManifest, name: " " }, agent: (e: Env) => e.ASSISTANT } } }),
+    );
     expect((badTenant as ConfigError).culprit).toEqual({ kind: "manifest", name: "tenants.assistant" });
     const none = refusal(() => createA2AWorker({ deployment, tenants: {} }));
     expect(none).toMatchObject({ code: "ERR_CONFIG_MISSING", culprit: { kind: "manifest", name: "tenants" } });
@@ -202,7 +240,11 @@ describe("errors with codes", () => {
     using _ = interceptOutbound();
     const noKey = await isolatedEdge({}, { A2A_SIGNING_KEY: undefined }).fetch(new Request("https://agents.test/.well-known/agent-card.json"));
     expect(noKey.status).toBe(500);
-    expect(await noKey.json()).toMatchObject({ error: "server_misconfigured", code: "ERR_CONFIG_MISSING", culprit: { kind: "secret", name: "A2A_SIGNING_KEY" } });
+    expect(await noKey.json()).toMatchObject({
+      error: "server_misconfigured",
+      code: "ERR_CONFIG_MISSING",
+      culprit: { kind: "secret", name: "A2A_SIGNING_KEY" },
+    });
 
     const origins = await call("GetTask", { id: "t" }, { worker: isolatedEdge({}, { GATEKEEPER_ORIGINS: '["ftp://gatekeeper.test"]' }).fetch });
     expect(origins.status).toBe(500);

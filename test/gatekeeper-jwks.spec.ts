@@ -124,7 +124,10 @@ describe("gatekeeper key sets", () => {
       expect(refused.status, label).toBe(401);
       expect(refused.body.check, label).toBe("signature");
       expect(refused.body.error_description, label).toMatch(reason);
-      expect(outbound.requests.map((r) => r.url), label).toEqual([GATEKEEPER_JWKS]);
+      expect(
+        outbound.requests.map((r) => r.url),
+        label,
+      ).toEqual([GATEKEEPER_JWKS]);
       // A failed fetch is not retried within the cooldown either.
       expect((await getTask()).status, label).toBe(401);
       expect(jwksFetches(outbound), label).toBe(1);

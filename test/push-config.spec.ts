@@ -27,12 +27,28 @@ describe("a push config is refused before anything is created", () => {
     ["a token beyond ASCII", { url: PUSH_URL, token: "jeton-é" }, /\.token must be visible ASCII/],
     ["a token over 1,024 bytes", { url: PUSH_URL, token: "t".repeat(1025) }, /\.token must be at most 1024 bytes/],
     ["a token that is not a string", { url: PUSH_URL, token: { nested: true } }, /\.token must be a string/],
-    ["an auth scheme that is not an RFC 9110 token", { url: PUSH_URL, authentication: { scheme: "Bearer x", credentials: "c" } }, /\.authentication\.scheme must be an HTTP authentication scheme/],
+    [
+      "an auth scheme that is not an RFC 9110 token",
+      { url: PUSH_URL, authentication: { scheme: "Bearer x", credentials: "c" } },
+      /\.authentication\.scheme must be an HTTP authentication scheme/,
+    ],
     ["an auth scheme with CR/LF", { url: PUSH_URL, authentication: { scheme: "Basic\r\nX: y", credentials: "c" } }, /\.authentication\.scheme must be/],
     ["a missing auth scheme", { url: PUSH_URL, authentication: { credentials: "c" } }, /\.authentication\.scheme is required/],
-    ["credentials with CR/LF", { url: PUSH_URL, authentication: { scheme: "Bearer", credentials: "abc\nX-Injected: 1" } }, /\.authentication\.credentials must be visible ASCII/],
-    ["credentials with a control character", { url: PUSH_URL, authentication: { scheme: "Bearer", credentials: "abc\u0000def" } }, /\.authentication\.credentials must be visible ASCII/],
-    ["credentials over 4,096 bytes", { url: PUSH_URL, authentication: { scheme: "Bearer", credentials: "c".repeat(4097) } }, /\.authentication\.credentials must be at most 4096 bytes/],
+    [
+      "credentials with CR/LF",
+      { url: PUSH_URL, authentication: { scheme: "Bearer", credentials: "abc\nX-Injected: 1" } },
+      /\.authentication\.credentials must be visible ASCII/,
+    ],
+    [
+      "credentials with a control character",
+      { url: PUSH_URL, authentication: { scheme: "Bearer", credentials: "abc\u0000def" } },
+      /\.authentication\.credentials must be visible ASCII/,
+    ],
+    [
+      "credentials over 4,096 bytes",
+      { url: PUSH_URL, authentication: { scheme: "Bearer", credentials: "c".repeat(4097) } },
+      /\.authentication\.credentials must be at most 4096 bytes/,
+    ],
     ["an id over 128 characters", { url: PUSH_URL, id: "i".repeat(129) }, /\.id must be at most 128 characters/],
     ["a URL over 4,096 characters", { url: `${PUSH_URL}?pad=${"p".repeat(4096)}` }, /\.url must be at most 4096 characters/],
   ];
@@ -99,6 +115,8 @@ describe("push configs per task", () => {
 
     // A deleted config frees its place.
     await call("DeleteTaskPushNotificationConfig", { taskId: task.id, id: "c3" }, { mint: caller });
-    expect((await call("CreateTaskPushNotificationConfig", { taskId: task.id, id: "late", url: `${PUSH_URL}/late` }, { mint: caller })).body.error).toBeUndefined();
+    expect(
+      (await call("CreateTaskPushNotificationConfig", { taskId: task.id, id: "late", url: `${PUSH_URL}/late` }, { mint: caller })).body.error,
+    ).toBeUndefined();
   });
 });

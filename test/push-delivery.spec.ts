@@ -60,7 +60,11 @@ function holdFirstModelCall(answer: (c: ModelCall, n: number) => Response) {
 }
 
 async function onlyInstance() {
-  const instances = await eventually(() => harness.workflows.get(), (found) => found.length > 0, "the turn's Workflow instance");
+  const instances = await eventually(
+    () => harness.workflows.get(),
+    (found) => found.length > 0,
+    "the turn's Workflow instance",
+  );
   expect(instances).toHaveLength(1);
   return instances[0]!;
 }
@@ -99,7 +103,9 @@ describe("the allowlist, again at every delivery", () => {
     const held = holdFirstModelCall((c) => {
       if (String(c.messages[0]?.content ?? "").startsWith("Summarise what the page says")) return chatCompletion("a summary", c.model);
       const results = c.messages.some((m) => String(m.content ?? "").startsWith("Results of the subtasks"));
-      return results ? chatCompletion("researched", c.model) : chatToolCall("delegate", { subtasks: [{ type: "read_page", params: { url: page, question: "q" } }] }, c.model);
+      return results
+        ? chatCompletion("researched", c.model)
+        : chatToolCall("delegate", { subtasks: [{ type: "read_page", params: { url: page, question: "q" } }] }, c.model);
     });
     const caller = newCaller("researcher");
     const task = (await sendWithPush("research it", `${PUSH_URL}?${SECRET_QUERY}`, caller)).body.result.task;
@@ -158,7 +164,9 @@ describe("a push URL's query and token stay out of logs and step errors", () => 
     harness.outbound.model = (c) => {
       if (String(c.messages[0]?.content ?? "").startsWith("Summarise what the page says")) return chatCompletion("a summary", c.model);
       const results = c.messages.some((m) => String(m.content ?? "").startsWith("Results of the subtasks"));
-      return results ? chatCompletion("researched", c.model) : chatToolCall("delegate", { subtasks: [{ type: "read_page", params: { url: page, question: "q" } }] }, c.model);
+      return results
+        ? chatCompletion("researched", c.model)
+        : chatToolCall("delegate", { subtasks: [{ type: "read_page", params: { url: page, question: "q" } }] }, c.model);
     };
     // The progress push (the first) fails; the final one is accepted.
     let answered = 0;

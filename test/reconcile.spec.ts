@@ -1,13 +1,12 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
+import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
 import { AgentDB } from "@dynamicagents/core/db";
-import { DEFAULT_TURN_POLICY, type TurnPolicy } from "@dynamicagents/core/host";
+import { DEFAULT_RECOVERY_POLICY, type RecoveryPolicy } from "@dynamicagents/core/host";
 import { reconcileTurns } from "../src/host/reconcile-turns.js";
 import { describe, expect, it } from "vitest";
-import { PUSH_URL } from "./support/constants.js";
-import { userMessage } from "./support/rpc.js";
 
-const policy: TurnPolicy = { ...DEFAULT_TURN_POLICY, runGraceMs: 60_000, stallAfterMs: 600_000, maxRedrives: 3 };
+const policy: RecoveryPolicy = { ...DEFAULT_RECOVERY_POLICY, runGraceMs: 60_000, stallAfterMs: 600_000, maxRedrives: 3 };
 
 /**
  * The reconciler's decisions, against a real turn ledger and a Workflow
@@ -17,8 +16,10 @@ const policy: TurnPolicy = { ...DEFAULT_TURN_POLICY, runGraceMs: 60_000, stallAf
 async function decide(options: { status: string; ageMs: number; outcome?: boolean; runningHere?: boolean; attempts?: number }) {
   const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
   return runInDurableObject(stub, async (_instance, state) => {
-    const db = new AgentDB(state.storage);
-    const { task } = db.tasks.begin({ message: userMessage("x"), pushConfig: { url: PUSH_URL } });
+    const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
+    const task = { id: crypto.randomUUID() };
+    db.tasks.insert({ id: task.id, messageId: "m", contextId: "c", state: "TASK_STATE_WORKING", statusAt: 1, json: "{}" });
+    const abandoned: string[] = [];
     db.turns.open(task.id, "turn-1", { tenant: "assistant", agentId: "a", taskId: task.id, messageId: "m", origin: "https://agents.test" });
     if (options.outcome) db.turns.recordOutcome(task.id, { state: "TASK_STATE_COMPLETED", text: "done" });
     for (let i = 0; i < (options.attempts ?? 0); i++) db.turns.redriven(task.id, "turn-1");
@@ -36,14 +37,14 @@ async function decide(options: { status: string; ageMs: number; outcome?: boolea
     const now = db.turns.get(task.id)!.progressAt + options.ageMs;
     const remaining = await reconcileTurns({
       ledger: db.turns,
-      tasks: db.tasks,
+      abandon: (taskId) => void abandoned.push(taskId),
       workflow: workflow as never,
       policy,
       now: () => now,
       start: async (id) => void actions.push(`start ${id}`),
       runningHere: () => options.runningHere ?? false,
     });
-    return { actions, remaining, state: (db.tasks.get(task.id)!.status as { state: string }).state, attempts: db.turns.get(task.id)?.attempts };
+    return { actions, remaining, abandoned: abandoned.includes(task.id), attempts: db.turns.get(task.id)?.attempts };
   });
 }
 
@@ -78,7 +79,7 @@ describe("the turn reconciler", () => {
   it("after the last re-drive fails the task and starts an instance that only announces it", async () => {
     const result = await decide({ status: "errored", ageMs: 0, attempts: 3 });
     expect(result.actions).toEqual(["start turn-1-final"]);
-    expect(result.state).toBe("TASK_STATE_FAILED");
+    expect(result.abandoned).toBe(true);
     expect(result.remaining).toBe(1);
   });
 

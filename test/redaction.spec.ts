@@ -11,7 +11,11 @@ const newCaller = (tenant = "assistant") => ({ tenant, identity: { key: `caller-
 const harness = useTurnHarness();
 
 async function finished() {
-  const instances = await eventually(() => harness.workflows.get(), (found) => found.length > 0, "the turn's Workflow");
+  const instances = await eventually(
+    () => harness.workflows.get(),
+    (found) => found.length > 0,
+    "the turn's Workflow",
+  );
   await instances[0]!.waitForStatus("complete");
 }
 
@@ -21,7 +25,8 @@ describe("what the model reads passes the plugins' redactors", () => {
     harness.outbound.pages.set(page, () => {
       throw new TypeError(`connection reset while reading a response that began "api_key=${CREDENTIAL}"`);
     });
-    harness.outbound.model = (c) => (c.messages.some((m) => m.role === "tool") ? chatCompletion("could not read it", c.model) : chatToolCall("fetch_page", { url: page }, c.model));
+    harness.outbound.model = (c) =>
+      c.messages.some((m) => m.role === "tool") ? chatCompletion("could not read it", c.model) : chatToolCall("fetch_page", { url: page }, c.model);
     await call("SendMessage", sendParams("read the flaky page"), { mint: newCaller() });
     await finished();
 
@@ -40,7 +45,9 @@ describe("what the model reads passes the plugins' redactors", () => {
       // The subagent's summary quotes the page, credential and all.
       if (first.startsWith("Summarise what the page says")) return chatCompletion(`The page says: ${String(c.messages.at(-1)?.content)}`, c.model);
       const results = c.messages.some((m) => String(m.content ?? "").startsWith("Results of the subtasks"));
-      return results ? chatCompletion("done", c.model) : chatToolCall("delegate", { subtasks: [{ type: "read_page", params: { url: page, question: "how to deploy?" } }] }, c.model);
+      return results
+        ? chatCompletion("done", c.model)
+        : chatToolCall("delegate", { subtasks: [{ type: "read_page", params: { url: page, question: "how to deploy?" } }] }, c.model);
     };
     await call("SendMessage", sendParams("how do I deploy?"), { mint: newCaller("researcher") });
     await finished();

@@ -1,16 +1,16 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
+import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
+import { validatePolicy } from "@dynamicagents/core/agent";
+import type { TurnObject } from "@dynamicagents/core/boundary";
 import { AgentDB, type SubtaskRow } from "@dynamicagents/core/db";
-import { validateRoundPolicy } from "@dynamicagents/core/round";
 import { createDelegateTool } from "@dynamicagents/core/subtasks";
-import type { TurnAgentRpc } from "@dynamicagents/core/turn";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ResearchSubagent } from "../reference/agents.js";
-import { researchPolicy } from "../reference/research-policy.js";
+import { researchPolicy } from "../reference/policy.js";
 import { callerObjectName } from "@dynamicagents/core/worker";
 import { GATEKEEPER, ORIGIN } from "./support/constants.js";
-import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
+import { chatCompletion, chatToolCall, chatToolCalls, eventually, type ModelCall } from "./support/outbound.js";
 import { useTurnHarness } from "./support/turn-harness.js";
 import { call, sendParams } from "./support/rpc.js";
 
@@ -23,6 +23,7 @@ const harness = useTurnHarness(({ outbound }) => {
 });
 
 /** Model calls of the round loop (summaries in subagents are told apart by their instructions). */
+const words = researchPolicy.rounds!;
 const isSummary = (c: ModelCall) => String(c.messages[0]?.content ?? "").startsWith("Summarise what the page says");
 const roundCalls = () => harness.outbound.modelCalls.filter((c) => !isSummary(c));
 const summaryCalls = () => harness.outbound.modelCalls.filter(isSummary);
@@ -38,28 +39,39 @@ const delegateOf = (...pages: number[]) => ({ subtasks: pages.map((n) => ({ type
 function scriptRounds(rounds: Array<(c: ModelCall) => Response>) {
   harness.outbound.model = (c) => {
     if (isSummary(c)) return chatCompletion(`summary of ${String(c.messages.at(-1)?.content).match(/Page \d+ says \d+/)?.[0] ?? "?"}`, c.model);
-    const results = c.messages.filter((m) => String(m.content ?? "").startsWith("Results of the subtasks")).length;
+    const results = c.messages.filter((m) => String(m.content ?? "").startsWith(words.resultsHeader)).length;
     const roundIndex = Math.min(results, rounds.length - 1);
     return rounds[roundIndex]!(c);
   };
 }
 
 async function finished() {
-  const instances = await eventually(() => harness.workflows.get(), (found) => found.length > 0, "the turn's Workflow");
+  const instances = await eventually(
+    () => harness.workflows.get(),
+    (found) => found.length > 0,
+    "the turn's Workflow",
+  );
   await instances[0]!.waitForStatus("complete");
   return harness.outbound.pushes.filter((p) => p.body.task).map((p) => p.body.task);
 }
 
 const subtasksOf = (key: string) =>
   runInDurableObject(researcher(key), (instance) => (instance as unknown as { agentDb: { db: unknown } }).agentDb.db).then(() =>
-    runInDurableObject(researcher(key), (_i, state) => state.storage.sql.exec("SELECT id, round, type, status, error FROM subtasks ORDER BY created_at").toArray() as unknown as SubtaskRow[]),
+    runInDurableObject(
+      researcher(key),
+      (_i, state) => state.storage.sql.exec("SELECT id, round, type, status, error FROM subtasks ORDER BY created_at").toArray() as unknown as SubtaskRow[],
+    ),
   );
 
 describe("the round policy", () => {
   it("has no defaults: a missing string is a start-up error naming it", () => {
-    expect(() => validateRoundPolicy({ ...researchPolicy, roundContract: "" })).toThrow(/roundPolicy\(\) is missing roundContract/);
-    expect(() => validateRoundPolicy({ ...researchPolicy, messages: { ...researchPolicy.messages, canceled: " " } })).toThrow(/messages\.canceled/);
-    expect(() => validateRoundPolicy(undefined)).toThrow(/roundContract, budgetExhaustedNote, messages\.failure/);
+    const delegates = { delegates: true };
+    expect(() => validatePolicy({ ...researchPolicy, rounds: { ...words, contract: "" } }, delegates)).toThrow(/agentPolicy\(\) is missing rounds\.contract/);
+    expect(() => validatePolicy({ ...researchPolicy, messages: { ...researchPolicy.messages, canceled: " " } }, delegates)).toThrow(/messages\.canceled/);
+    expect(() => validatePolicy(undefined, delegates)).toThrow(/messages\.failure, messages\.emptyAnswer, messages\.abandoned/);
+    // The round words are required only of an agent that delegates.
+    expect(() => validatePolicy({ messages: researchPolicy.messages }, { delegates: false })).not.toThrow();
+    expect(() => validatePolicy({ messages: researchPolicy.messages }, delegates)).toThrow(/rounds\.contract/);
   });
 });
 
@@ -73,7 +85,7 @@ describe("the round loop", () => {
     expect(task.artifacts[0].parts[0].text).toBe("42, from memory");
     expect(roundCalls()).toHaveLength(1);
     expect(roundCalls()[0]!.tools).toContain("delegate");
-    expect(systemPrompt(roundCalls()[0]!)).toContain(researchPolicy.roundContract);
+    expect(systemPrompt(roundCalls()[0]!)).toContain(words.contract);
     expect(await subtasksOf(caller.identity.key)).toEqual([]);
   });
 
@@ -124,22 +136,37 @@ describe("the round loop", () => {
     const calls = roundCalls();
     expect(calls).toHaveLength(3);
     expect(calls[2]!.tools).not.toContain("delegate");
-    expect(systemPrompt(calls[2]!)).toContain(researchPolicy.budgetExhaustedNote);
-    expect(systemPrompt(calls[1]!)).not.toContain(researchPolicy.budgetExhaustedNote);
+    expect(systemPrompt(calls[2]!)).toContain(words.lastRoundNote);
+    expect(systemPrompt(calls[1]!)).not.toContain(words.lastRoundNote);
   });
 
   it("answers with the policy's message when the last round writes nothing", async () => {
-    harness.outbound.model = (c) => (isSummary(c) ? chatCompletion("s", c.model) : c.tools.includes("delegate") ? chatToolCall("delegate", delegateOf(9), c.model) : chatCompletion("", c.model));
+    harness.outbound.model = (c) =>
+      isSummary(c)
+        ? chatCompletion("s", c.model)
+        : c.tools.includes("delegate")
+          ? chatToolCall("delegate", delegateOf(9), c.model)
+          : chatCompletion("", c.model);
     await call("SendMessage", sendParams("say nothing"), { mint: newCaller() });
     const tasks = await finished();
-    expect(tasks.at(-1).artifacts[0].parts[0].text).toBe(researchPolicy.messages.budgetExhausted);
+    expect(tasks.at(-1).artifacts[0].parts[0].text).toBe(researchPolicy.messages.emptyAnswer);
   });
 
   it("reports an invalid delegation back to the model instead of throwing, and records nothing", async () => {
     let sawError = "";
     harness.outbound.model = (c) => {
       const toolResult = c.messages.find((m) => m.role === "tool");
-      if (!toolResult) return chatToolCall("delegate", { subtasks: [{ type: "read_page", params: { url: "not a url" } }, { type: "no_such_type", params: {} }] }, c.model);
+      if (!toolResult)
+        return chatToolCall(
+          "delegate",
+          {
+            subtasks: [
+              { type: "read_page", params: { url: "not a url" } },
+              { type: "no_such_type", params: {} },
+            ],
+          },
+          c.model,
+        );
       sawError = String(toolResult.content);
       return chatCompletion("I will answer without reading", c.model);
     };
@@ -160,8 +187,8 @@ describe("durable subtasks", () => {
     await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("the spec drives this turn")));
     const caller = newCaller();
     const task = (await call("SendMessage", sendParams(text), { mint: caller })).body.result.task;
-    const agent = researcher(caller.identity.key) as unknown as TurnAgentRpc & DurableObjectStub;
-    expect(await agent.turnStarted(task.id, ORIGIN)).toEqual({ proceed: true });
+    const agent: TurnObject = researcher(caller.identity.key);
+    expect(await agent.turnStarted(task.id, ORIGIN)).toEqual({ ok: true, value: { proceed: true, state: "TASK_STATE_WORKING" } });
     return { caller, task, agent };
   }
 
@@ -169,13 +196,13 @@ describe("durable subtasks", () => {
     scriptRounds([(c) => chatToolCall("delegate", delegateOf(4, 5), c.model), (c) => chatCompletion("done", c.model)]);
     const { task, agent } = await heldTurn("two pages");
     const first = await agent.runTurn(task.id, ORIGIN, 1);
-    expect(first).toEqual({ kind: "continue", text: "working: round 1, 2 subtasks (2 done)" });
+    expect(first).toEqual({ ok: true, value: { kind: "continue", text: "working: round 1, 2 subtasks (2 done)" } });
     const counts = { rounds: roundCalls().length, summaries: summaryCalls().length, fetches: pageFetches().length };
     expect(counts).toEqual({ rounds: 1, summaries: 2, fetches: 2 });
     // The Workflow retries the step (say the reply to it was lost): nothing runs again.
     expect(await agent.runTurn(task.id, ORIGIN, 1)).toEqual(first);
     expect({ rounds: roundCalls().length, summaries: summaryCalls().length, fetches: pageFetches().length }).toEqual(counts);
-    expect(await agent.runTurn(task.id, ORIGIN, 2)).toEqual({ kind: "done", outcome: { state: "TASK_STATE_COMPLETED", text: "done" } });
+    expect(await agent.runTurn(task.id, ORIGIN, 2)).toEqual({ ok: true, value: { kind: "done", outcome: { state: "TASK_STATE_COMPLETED", text: "done" } } });
   });
 
   it("refuses loudly to resume a subagent under another fingerprint", async () => {
@@ -183,7 +210,9 @@ describe("durable subtasks", () => {
     const { caller, task, agent } = await heldTurn("one page");
     await agent.runTurn(task.id, ORIGIN, 1);
     // Someone changed the subtask under the subagent's feet.
-    await runInDurableObject(researcher(caller.identity.key), (_i, state) => state.storage.sql.exec("UPDATE subtasks SET fingerprint = 'changed', status = 'pending'"));
+    await runInDurableObject(researcher(caller.identity.key), (_i, state) =>
+      state.storage.sql.exec("UPDATE subtasks SET fingerprint = 'changed', status = 'pending'"),
+    );
     const fetches = pageFetches().length;
     await agent.runTurn(task.id, ORIGIN, 1);
     const [row] = await subtasksOf(caller.identity.key);
@@ -221,28 +250,6 @@ describe("durable subtasks", () => {
   });
 });
 
-/** One model step that makes several tool calls at once (the SDK runs them in parallel). */
-function chatToolCalls(calls: Array<{ name: string; args: unknown }>, model: string): Response {
-  return Response.json({
-    id: `chatcmpl-${crypto.randomUUID()}`,
-    object: "chat.completion",
-    created: 0,
-    model,
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: "assistant",
-          content: null,
-          tool_calls: calls.map((c, i) => ({ id: `call_${i}_${crypto.randomUUID().slice(0, 6)}`, type: "function", function: { name: c.name, arguments: JSON.stringify(c.args) } })),
-        },
-        finish_reason: "tool_calls",
-      },
-    ],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-  });
-}
-
 describe("the per-round subtask cap", () => {
   // The researcher runs with the default cap of 16 subtasks per round.
   const CAP = 16;
@@ -265,8 +272,9 @@ describe("the per-round subtask cap", () => {
     const tasks = await finished();
     expect(tasks.at(-1).artifacts[0].parts[0].text).toBe("answered within the cap");
 
-    const rows = await runInDurableObject(researcher(caller.identity.key), (_i, state) =>
-      state.storage.sql.exec("SELECT round, params_json FROM subtasks").toArray() as Array<{ round: number; params_json: string }>,
+    const rows = await runInDurableObject(
+      researcher(caller.identity.key),
+      (_i, state) => state.storage.sql.exec("SELECT round, params_json FROM subtasks").toArray() as Array<{ round: number; params_json: string }>,
     );
     expect(rows.length).toBeLessThanOrEqual(CAP);
     expect(rows).toHaveLength(10);
@@ -278,9 +286,10 @@ describe("the per-round subtask cap", () => {
   it("is enforced by the store, in its transaction, as a verdict", async () => {
     const stub = researcher(`store-${crypto.randomUUID()}`);
     await runInDurableObject(stub, (_i, state) => {
-      const db = new AgentDB(state.storage);
+      const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
       const store = db.subtasks;
-      const t1 = db.tasks.begin({ message: { messageId: "m1", role: "ROLE_USER", parts: [{ text: "hi" }] }, pushConfig: { url: "https://gatekeeper.test/a2a/notifications" } }).task.id;
+      const t1 = "t1";
+      db.tasks.insert({ id: t1, messageId: "m1", contextId: "c", state: "TASK_STATE_WORKING", statusAt: 1, json: "{}" });
       const batch = (n: number) => Array.from({ length: n }, () => ({ id: crypto.randomUUID(), type: "read_page", params: {}, fingerprint: "f" }));
       expect(store.delegate(t1, 1, batch(10), CAP)).toEqual({ recorded: true, count: 10 });
       expect(store.delegate(t1, 1, batch(7), CAP)).toEqual({ recorded: false, existing: 10, max: CAP });
@@ -293,12 +302,19 @@ describe("the per-round subtask cap", () => {
   });
 
   it("tells the model that nothing was delegated by that call, and why", async () => {
-    const type = { key: "read_page", description: "reads a page", params: z.object({ url: z.string() }), recipe: null };
-    const delegate = createDelegateTool({ types: new Map([["read_page", type]]), maxSubtasks: CAP, record: () => ({ recorded: false, existing: 10, max: CAP }) });
+    const type = { key: "read_page", description: "reads a page", params: z.object({ url: z.string() }), recipe: async () => null };
+    const delegate = createDelegateTool({
+      types: new Map([["read_page", type]]),
+      maxSubtasks: CAP,
+      words: words.delegate,
+      record: () => ({ recorded: false, existing: 10, max: CAP }),
+    });
     const answer = await (delegate.execute as (i: unknown, o: unknown) => Promise<{ error?: string }>)(
       { subtasks: Array.from({ length: 10 }, () => ({ type: "read_page", params: { url: "https://x.test/" } })) },
       { toolCallId: "c", messages: [] },
     );
-    expect(answer.error).toMatch(/^Nothing was delegated by this call: this round already has 10 subtasks, and 10 more would pass the limit of 16 per round\. Delegate at most 6 more/);
+    expect(answer.error).toMatch(
+      /^Nothing was delegated by this call: this round already has 10 subtasks, and 10 more would pass the limit of 16 per round\. Delegate at most 6 more/,
+    );
   });
 });

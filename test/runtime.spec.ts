@@ -1,7 +1,9 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { generateWithFallback, resolveConfig } from "@dynamicagents/core/agent";
+import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
 import { AgentDB, ensurePluginStores, type SubtaskRow } from "@dynamicagents/core/db";
+import { ConfigError } from "@dynamicagents/core/errors";
 import {
   PLUGIN_CONTRACT_VERSION,
   PluginContractError,
@@ -17,6 +19,7 @@ import {
 import { redactSubtaskRows, renderSubtaskResults } from "@dynamicagents/core/subtasks";
 import { mockModel, scriptedChoices } from "@dynamicagents/core/testing";
 import { stepCountIs, tool } from "ai";
+import { durableWorkspacePlugin } from "../reference/plugins/durable-workspace.js";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 
@@ -31,6 +34,30 @@ describe("resolveConfig", () => {
     expect(config.history.keepRecentTokens).toBeLessThan(config.history.compactAfterTokens);
   });
 
+  it("refuses an unknown key at any depth as a ConfigError naming it, rather than ignoring it", () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ turn: { maxStep: 3 } }, "turn.maxStep"],
+      [{ model: { chatModelID: "@cf/x" } }, "model.chatModelID"],
+      [{ history: { compactAfter: 100 } }, "history.compactAfter"],
+      [{ rounds: { maxRound: 2 } }, "rounds.maxRound"],
+      [{ workspace: { maxFile: 1 } }, "workspace.maxFile"],
+      [{ histroy: {} }, "histroy"],
+    ];
+    for (const [input, name] of cases) {
+      let refused: unknown;
+      try {
+        resolveConfig(input);
+      } catch (error) {
+        refused = error;
+      }
+      expect(refused).toBeInstanceOf(ConfigError);
+      expect(refused).toMatchObject({ code: "ERR_CONFIG_INVALID", culprit: { kind: "config", name } });
+      expect((refused as Error).message).toContain(name);
+    }
+    // The keys it knows still work at every depth.
+    expect(resolveConfig({ turn: { maxSteps: 3 }, rounds: { maxRounds: 2 } }).turn.maxSteps).toBe(3);
+  });
+
   it("names every invalid field in one readable error", () => {
     const attempt = () => resolveConfig({ turn: { maxSteps: 0 }, model: { chatModelId: "" } });
     expect(attempt).toThrow(/^agentConfig\(\) is invalid: /);
@@ -43,7 +70,9 @@ describe("resolveConfig", () => {
 
 describe("createAgentRuntime fails at start-up with a sentence naming the culprit", () => {
   it("on a duplicate plugin key", () => {
-    expect(() => runtimeOf([definePlugin({ key: "a" }), definePlugin({ key: "a" })])).toThrow(new PluginContractError('Plugin "a" is installed twice: plugin keys must be unique'));
+    expect(() => runtimeOf([definePlugin({ key: "a" }), definePlugin({ key: "a" })])).toThrow(
+      new PluginContractError({ kind: "plugin", name: "a" }, 'Plugin "a" is installed twice: plugin keys must be unique', { code: "ERR_PLUGIN_DUPLICATE" }),
+    );
   });
 
   it("on a duplicate tool family", () => {
@@ -60,7 +89,9 @@ describe("createAgentRuntime fails at start-up with a sentence naming the culpri
 
   it("on a contract-version mismatch", () => {
     expect(() => runtimeOf([definePlugin({ key: "future", contractVersion: PLUGIN_CONTRACT_VERSION + 1 })])).toThrow(
-      new RegExp(`Plugin "future" was built for plugin contract version ${PLUGIN_CONTRACT_VERSION + 1}, but this core speaks version ${PLUGIN_CONTRACT_VERSION}`),
+      new RegExp(
+        `Plugin "future" was built for plugin contract version ${PLUGIN_CONTRACT_VERSION + 1}, but this core speaks versions \\d+ to ${PLUGIN_CONTRACT_VERSION}`,
+      ),
     );
   });
 
@@ -77,7 +108,11 @@ describe("createAgentRuntime fails at start-up with a sentence naming the culpri
     ]);
     expect(runtime.capabilities).toBe("Can A.\nCan B.");
     expect(Object.keys(runtime.tools({ taskId: "t", origin: "https://o.test" })).sort()).toEqual(["ta", "tb"]);
-    expect(runtime.workspaceBacking).toBeDefined();
+    // No plugin supplies a backing: memory, behind the configured caps.
+    const workspace = runtime.workspace({ storage: {} as DurableObjectStorage });
+    expect(workspace.caps).toEqual(config.workspace);
+    await workspace.write("notes/a.txt", "kept");
+    expect(await workspace.read("notes/a.txt")).toBe("kept");
   });
 });
 
@@ -95,14 +130,14 @@ describe("plugin-owned tables", () => {
       },
     });
     await runInDurableObject(stub, (_i, state) => {
-      const db = new AgentDB(state.storage);
+      const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
       ensurePluginStores(db.db, state.storage.sql, [store(1)]);
       ensurePluginStores(db.db, state.storage.sql, [store(1)]);
       state.storage.sql.exec("INSERT INTO notes_items (id) VALUES ('n1')");
     });
     await evictDurableObject(stub);
     await runInDurableObject(stub, (_i, state) => {
-      const db = new AgentDB(state.storage);
+      const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
       ensurePluginStores(db.db, state.storage.sql, [store(2)]);
       state.storage.sql.exec("UPDATE notes_items SET body = 'kept' WHERE id = 'n1'");
       expect(state.storage.sql.exec("SELECT body FROM notes_items").toArray()).toEqual([{ body: "kept" }]);
@@ -215,7 +250,7 @@ describe("redaction without holes", () => {
 
   it("a tool that throws, with a redactor that throws: the model gets the stub", async () => {
     const seen = await secondPrompt([failingTool, throwingRedactor]);
-    expect(seen).toContain(REDACTION_FAILED_STUB.note);
+    expect(seen).toContain(JSON.stringify(REDACTION_FAILED_STUB));
     expect(seen).not.toContain(MARKER);
   });
 
@@ -228,8 +263,25 @@ describe("redaction without holes", () => {
 
   describe("subtask results and errors, as the next round reads them", () => {
     const row = (over: Partial<SubtaskRow>): SubtaskRow =>
-      ({ id: "s", taskId: "t", round: 1, ordinal: 0, type: "read_page", paramsJson: '{"url":"https://x.test/"}', fingerprint: "f", status: "done", resultJson: null, error: null, createdAt: 0, updatedAt: 0, ...over }) as SubtaskRow;
-    const rows = [row({ resultJson: JSON.stringify({ summary: `the page quotes ${MARKER}` }) }), row({ ordinal: 1, status: "failed", error: `fetch failed near ${MARKER}` })];
+      ({
+        id: "s",
+        taskId: "t",
+        round: 1,
+        ordinal: 0,
+        type: "read_page",
+        paramsJson: '{"url":"https://x.test/"}',
+        fingerprint: "f",
+        status: "done",
+        resultJson: null,
+        error: null,
+        createdAt: 0,
+        updatedAt: 0,
+        ...over,
+      }) as SubtaskRow;
+    const rows = [
+      row({ resultJson: JSON.stringify({ summary: `the page quotes ${MARKER}` }) }),
+      row({ ordinal: 1, status: "failed", error: `fetch failed near ${MARKER}` }),
+    ];
 
     it("pass through the redactors", async () => {
       const redact = runtimeOf([replaceMarker]).redact;
@@ -242,11 +294,38 @@ describe("redaction without holes", () => {
     it("fail closed to the stub", async () => {
       const text = renderSubtaskResults(await redactSubtaskRows(rows, runtimeOf([throwingRedactor]).redact));
       expect(text).not.toContain(MARKER);
-      expect(text.split(REDACTION_FAILED_STUB.note)).toHaveLength(3);
+      expect(text.split(JSON.stringify(REDACTION_FAILED_STUB))).toHaveLength(3);
     });
 
     it("render exactly as before when nothing is redacted", async () => {
       expect(renderSubtaskResults(await redactSubtaskRows(rows, runtimeOf([]).redact))).toBe(renderSubtaskResults(rows));
     });
+  });
+});
+
+describe("a workspace backing", () => {
+  const runtime = createAgentRuntime({ plugins: [durableWorkspacePlugin()], env: {}, config });
+
+  it("supplied by a plugin is built over the object's own storage, and a durable one survives eviction", async () => {
+    const stub = env.RESEARCHER.get(env.RESEARCHER.idFromName(crypto.randomUUID()));
+    await runInDurableObject(stub, (_i, state) => runtime.workspace({ storage: state.storage }).write("pages/a.txt", "kept"));
+    await evictDurableObject(stub);
+    expect(await runInDurableObject(stub, (_i, state) => runtime.workspace({ storage: state.storage }).read("pages/a.txt"))).toBe("kept");
+    // The memory default keeps nothing across two workspaces, let alone an eviction.
+    const memory = createAgentRuntime({ plugins: [], env: {}, config });
+    await runInDurableObject(stub, (_i, state) => memory.workspace({ storage: state.storage }).write("pages/b.txt", "lost"));
+    expect(await runInDurableObject(stub, (_i, state) => memory.workspace({ storage: state.storage }).read("pages/b.txt"))).toBeUndefined();
+  });
+
+  it("stays behind core's caps", async () => {
+    const small = createAgentRuntime({ plugins: [durableWorkspacePlugin()], env: {}, config: resolveConfig({ workspace: { maxFiles: 1 } }) });
+    const stub = env.RESEARCHER.get(env.RESEARCHER.idFromName(crypto.randomUUID()));
+    await expect(
+      runInDurableObject(stub, async (_i, state) => {
+        const workspace = small.workspace({ storage: state.storage });
+        await workspace.write("one.txt", "1");
+        await workspace.write("two.txt", "2");
+      }),
+    ).rejects.toThrow(/already holds 1 files/);
   });
 });

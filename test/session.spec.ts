@@ -1,27 +1,56 @@
 import { env } from "cloudflare:workers";
 import { introspectWorkflow, runInDurableObject } from "cloudflare:test";
-import { bindSession, resolveConfig, runSessionTurn, type SessionMessage } from "@dynamicagents/core/agent";
-import { createAgentRuntime, definePlugin } from "@dynamicagents/core/plugin";
+import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
+import { bindSession, resolveConfig, type SessionMessage } from "@dynamicagents/core/agent";
+import { AgentDB } from "@dynamicagents/core/db";
+import { createAgentRuntime, definePlugin, type AgentPlugin } from "@dynamicagents/core/plugin";
 import { FakeSession, mockModel, scriptedChoices } from "@dynamicagents/core/testing";
 import type { Sessions } from "agents/sessions";
-import { tool } from "ai";
+import { tool, type ToolSet } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { runRound, type RoundInput } from "../src/host/turn-loop.js";
+import { assistantPolicy } from "../reference/policy.js";
 import { interceptOutbound } from "./support/outbound.js";
 import { call, sendParams } from "./support/rpc.js";
 
 const config = resolveConfig({ turn: { maxSteps: 3 } });
-const turnOf = (over: Partial<Parameters<typeof runSessionTurn>[0]>) =>
-  runSessionTurn({
-    session: new FakeSession(),
-    config,
-    env: {},
-    soul: "You are a test agent.",
-    tools: {},
-    taskId: crypto.randomUUID(),
-    text: "hello",
-    shouldHandle: async () => true,
-    ...over,
+const toolsPlugin = (tools: ToolSet) => definePlugin({ key: "tools", toolFamilies: { f: () => ({ tools }) } });
+
+/**
+ * One round of the turn loop, run inside a real caller's object (its SQLite
+ * records the round's decision), with a scripted model.
+ */
+async function turnOf(over: Partial<RoundInput> & { plugins?: AgentPlugin[]; object?: DurableObjectStub } = {}) {
+  const { plugins = [], object = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID())), ...input } = over;
+  const taskId = input.taskId ?? crypto.randomUUID();
+  return runInDurableObject(object, (_instance, state) => {
+    const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
+    if (!db.tasks.get(taskId)) db.tasks.insert({ id: taskId, messageId: taskId, contextId: "c", state: "TASK_STATE_WORKING", statusAt: 1, json: "{}" });
+    return runRound({
+      session: new FakeSession(),
+      config,
+      policy: assistantPolicy,
+      runtime: createAgentRuntime({ plugins, env: {}, config }),
+      rounds: db.subtasks,
+      delegates: false,
+      env: {},
+      soul: "You are a test agent.",
+      round: 1,
+      text: "hello",
+      origin: "https://o.test",
+      ...input,
+      taskId,
+    });
+  });
+}
+const gatePlugin = (answer: boolean | "throw") =>
+  definePlugin({
+    key: `gate-${crypto.randomUUID()}`,
+    shouldHandleTurn: () => {
+      if (answer === "throw") throw new Error("gate bug");
+      return answer;
+    },
   });
 
 describe("one continuous session per caller", () => {
@@ -98,26 +127,18 @@ describe("compaction", () => {
 describe("the turn gates", () => {
   it("a declining gate completes the turn with no model call", async () => {
     const model = mockModel(["should not be asked"]);
-    const result = await turnOf({ shouldHandle: async () => false, models: scriptedChoices(model) });
-    expect(result).toEqual({ kind: "declined" });
+    const result = await turnOf({ plugins: [gatePlugin(false)], models: scriptedChoices(model) });
+    expect(result).toEqual({ kind: "answer", state: "TASK_STATE_COMPLETED", text: "" });
     expect(model.doGenerateCalls).toHaveLength(0);
   });
 
   it("ANDs the plugins' gates, and a throwing gate counts as yes", async () => {
-    const gate = (answer: boolean | "throw") =>
-      definePlugin({
-        key: `gate-${Math.random()}`,
-        shouldHandleTurn: () => {
-          if (answer === "throw") throw new Error("gate bug");
-          return answer;
-        },
-      });
-    const runtime = (...answers: Array<boolean | "throw">) => createAgentRuntime({ plugins: answers.map(gate), env: {}, config });
+    const runtime = (...answers: Array<boolean | "throw">) => createAgentRuntime({ plugins: answers.map(gatePlugin), env: {}, config });
     expect(await runtime(true, "throw").shouldHandleTurn({ text: "x", taskId: "t" })).toBe(true);
     expect(await runtime(true, false).shouldHandleTurn({ text: "x", taskId: "t" })).toBe(false);
     const model = mockModel(["answered"]);
-    const result = await turnOf({ shouldHandle: () => runtime("throw").shouldHandleTurn({ text: "x", taskId: "t" }), models: scriptedChoices(model) });
-    expect(result).toMatchObject({ kind: "answered", text: "answered" });
+    const result = await turnOf({ plugins: [gatePlugin("throw")], models: scriptedChoices(model) });
+    expect(result).toMatchObject({ kind: "answer", text: "answered" });
     expect(model.doGenerateCalls).toHaveLength(1);
   });
 });
@@ -131,8 +152,9 @@ describe("the tool loop", () => {
   it("runs plugin tools and answers with their result", async () => {
     const c = counter();
     const model = mockModel([{ toolCalls: [{ toolName: "count", input: {} }] }, "the count is 1"]);
-    const result = await turnOf({ tools: c.tools, models: scriptedChoices(model) });
-    expect(result).toMatchObject({ kind: "answered", text: "the count is 1", steps: 2 });
+    const result = await turnOf({ plugins: [toolsPlugin(c.tools)], models: scriptedChoices(model) });
+    expect(result).toMatchObject({ kind: "answer", text: "the count is 1" });
+    expect(model.doGenerateCalls).toHaveLength(2);
     expect(c.calls()).toBe(1);
     expect(JSON.stringify(model.doGenerateCalls[1]!.prompt)).toContain('"tool-result"');
   });
@@ -140,32 +162,31 @@ describe("the tool loop", () => {
   it("stops at its step bound when the model never stops calling tools", async () => {
     const c = counter();
     const model = mockModel([{ toolCalls: [{ toolName: "count", input: {} }] }]);
-    const result = await turnOf({ tools: c.tools, models: scriptedChoices(model) });
+    const result = await turnOf({ plugins: [toolsPlugin(c.tools)], models: scriptedChoices(model) });
     expect(model.doGenerateCalls).toHaveLength(3);
-    expect(result).toMatchObject({ kind: "answered", steps: 3 });
+    // It wrote no text: the agent's own words for that.
+    expect(result).toMatchObject({ kind: "answer", text: assistantPolicy.messages.emptyAnswer });
   });
 
   it("stops once the turn's token budget is spent", async () => {
     const c = counter();
     const model = mockModel([{ toolCalls: [{ toolName: "count", input: {} }], tokens: 400 }]);
-    await turnOf({ tools: c.tools, models: scriptedChoices(model), config: resolveConfig({ turn: { maxSteps: 10, maxTokensPerTurn: 1000 } }) });
+    await turnOf({
+      plugins: [toolsPlugin(c.tools)],
+      models: scriptedChoices(model),
+      config: resolveConfig({ turn: { maxSteps: 10, maxTokensPerTurn: 1000 } }),
+    });
     expect(model.doGenerateCalls).toHaveLength(3);
   });
 
   it("shows the model a redacted tool result", async () => {
-    const runtime = createAgentRuntime({
-      plugins: [
-        definePlugin({
-          key: "leaky",
-          toolFamilies: { leak: () => ({ tools: { leak: tool({ inputSchema: z.object({}), execute: async () => "password=hunter2" }) } }) },
-          onToolResult: ({ output }) => String(output).replace(/hunter2/, "[redacted]"),
-        }),
-      ],
-      env: {},
-      config,
+    const leaky = definePlugin({
+      key: "leaky",
+      toolFamilies: { leak: () => ({ tools: { leak: tool({ inputSchema: z.object({}), execute: async () => "password=hunter2" }) } }) },
+      onToolResult: ({ output }) => String(output).replace(/hunter2/, "[redacted]"),
     });
     const model = mockModel([{ toolCalls: [{ toolName: "leak", input: {} }] }, "done"]);
-    await turnOf({ tools: runtime.tools({ taskId: "t", origin: "https://o.test" }), models: scriptedChoices(model) });
+    await turnOf({ plugins: [leaky], models: scriptedChoices(model) });
     const seen = JSON.stringify(model.doGenerateCalls[1]!.prompt);
     expect(seen).toContain("[redacted]");
     expect(seen).not.toContain("hunter2");
@@ -173,16 +194,21 @@ describe("the tool loop", () => {
 
   it("falls back to the second model and fails readably when both fail", async () => {
     const fallback = mockModel(["from fallback"]);
-    expect(await turnOf({ models: scriptedChoices(mockModel([new Error("503")]), fallback) })).toMatchObject({ kind: "answered", text: "from fallback" });
+    expect(await turnOf({ models: scriptedChoices(mockModel([new Error("503")]), fallback) })).toMatchObject({ kind: "answer", text: "from fallback" });
     const failed = await turnOf({ models: scriptedChoices(mockModel([new Error("a")]), mockModel([new Error("b")])) });
-    expect(failed).toMatchObject({ kind: "failed", message: expect.stringMatching(/^Sorry/) });
+    // In the agent's words, not core's.
+    expect(failed).toEqual({ kind: "answer", state: "TASK_STATE_FAILED", text: assistantPolicy.messages.failure });
   });
 
   it("writes the exchange once even when the turn step runs twice", async () => {
     const session = new FakeSession();
     const taskId = "t-rerun";
-    await turnOf({ session, taskId, models: scriptedChoices(mockModel(["first"])) });
-    await turnOf({ session, taskId, models: scriptedChoices(mockModel(["second"])) });
+    const object = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
+    const again = mockModel(["second"]);
+    const first = await turnOf({ session, taskId, object, models: scriptedChoices(mockModel(["first"])) });
+    // The step runs again (its reply was lost): the recorded decision answers, the model is not asked.
+    expect(await turnOf({ session, taskId, object, models: scriptedChoices(again) })).toEqual(first);
+    expect(again.doGenerateCalls).toHaveLength(0);
     expect(session.messages.map((m) => m.id)).toEqual([`${taskId}:user`, `${taskId}:agent`]);
   });
 });

@@ -1,93 +1,105 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { AgentDB, type TaskStore } from "@dynamicagents/core/db";
-import { settle } from "@dynamicagents/core/a2a";
+import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
+import type { BeginTask, CallerObject, TurnObject } from "@dynamicagents/core/boundary";
+import { AgentDB } from "@dynamicagents/core/db";
 import { describe, expect, it } from "vitest";
-import { PUSH_URL } from "./support/constants.js";
-import { userMessage } from "./support/rpc.js";
+import { ORIGIN, PUSH_URL } from "./support/constants.js";
+import { interceptOutbound } from "./support/outbound.js";
+import { call, userMessage } from "./support/rpc.js";
 
 const pushConfig = { url: PUSH_URL, token: "t" };
 
 /**
- * The task store of a fresh Durable Object, used from inside it (its SQLite,
- * migrated by the object's constructor), with the RPC-facing shape of every
- * method: a value or an A2A error.
+ * A fresh caller's object, through the boundary the edge and the Workflow use
+ * (real RPC into its Durable Object, its SQLite migrated by the constructor).
  */
-function freshAgent() {
-  const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
-  const inside = <T>(fn: (store: TaskStore) => T) => runInDurableObject(stub, (_instance, state) => fn(new AgentDB(state.storage).tasks));
-  return {
-    beginTask: (input: Parameters<TaskStore["begin"]>[0]) => inside((s) => settle(() => s.begin(input))),
-    getTask: (id: string, historyLength?: number) => inside((s) => s.get(id, historyLength)),
-    saveTask: (task: Parameters<TaskStore["save"]>[0]) => inside((s) => s.save(task)),
-    cancelTask: (id: string) => inside((s) => settle(() => s.cancel(id))),
-    listTasks: (query: Parameters<TaskStore["list"]>[0]) => inside((s) => settle(() => s.list(query))),
-  };
+function freshAgent(): CallerObject & TurnObject & { id: DurableObjectId } {
+  return env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
 }
 type Agent = ReturnType<typeof freshAgent>;
 
+const beginInput = (messageId = crypto.randomUUID(), extra: Record<string, unknown> = {}): BeginTask => ({
+  tenant: "assistant",
+  origin: ORIGIN,
+  message: userMessage("hi", messageId, extra),
+  pushConfig,
+});
+
 async function begin(agent: Agent, messageId = crypto.randomUUID(), extra: Record<string, unknown> = {}) {
-  const outcome = await agent.beginTask({ message: userMessage("hi", messageId, extra), pushConfig });
-  if (!outcome.ok) throw new Error(outcome.error.message);
-  return outcome.value;
+  const verdict = await agent.beginTask(beginInput(messageId, extra));
+  if (!verdict.ok) throw new Error(verdict.error.message);
+  return verdict.value;
 }
 
-describe("the task store in the caller's Durable Object", () => {
-  it("records a submitted task holding the message", async () => {
+/** A task made terminal through the Workflow's guarded write, as a finished turn does it. */
+const complete = (agent: Agent, taskId: string) => agent.finishTurn(taskId, { state: "TASK_STATE_COMPLETED", text: "done" });
+
+describe("the task lifecycle in the caller's Durable Object", () => {
+  it("records a submitted task holding the message, and names its turn", async () => {
     const agent = freshAgent();
-    const { task, created } = await begin(agent, "m-1");
-    expect(created).toBe(true);
+    const { task, turn } = await begin(agent, "m-1");
+    expect(turn?.params).toMatchObject({ taskId: task.id, messageId: "m-1", tenant: "assistant", origin: ORIGIN });
     expect(task).toMatchObject({ status: { state: "TASK_STATE_SUBMITTED" }, history: [{ messageId: "m-1", taskId: task.id }] });
-    expect(await agent.getTask(task.id)).toEqual(task);
+    const stored = await agent.getTask({ taskId: task.id });
+    expect(stored.ok && stored.value).toEqual(task);
   });
 
-  it("is idempotent on messageId, also under concurrency", async () => {
+  it("is idempotent on messageId, also under concurrency: one task, one turn named", async () => {
     const agent = freshAgent();
     const results = await Promise.all(Array.from({ length: 10 }, () => begin(agent, "same")));
-    const ids = new Set(results.map((r) => r.task.id));
-    expect(ids.size).toBe(1);
-    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.task.id)).size).toBe(1);
+    expect(results.filter((r) => r.turn)).toHaveLength(1);
     const page = await agent.listTasks({ pageSize: 100, includeArtifacts: false });
     expect(page.ok && page.value.totalSize).toBe(1);
   });
 
-  it("refuses any write once a task is terminal, and says so in the verdict", async () => {
+  it("refuses the terminal write once a task is canceled, and says what it is", async () => {
     const agent = freshAgent();
     const { task } = await begin(agent);
-    const working = await agent.saveTask({ ...task, status: { state: "TASK_STATE_WORKING" } });
-    expect(working.saved).toBe(true);
+    expect((await agent.turnStarted(task.id, ORIGIN)).ok).toBe(true);
     const canceled = await agent.cancelTask(task.id);
     expect(canceled.ok && canceled.value.status).toMatchObject({ state: "TASK_STATE_CANCELED" });
-
-    const late = await agent.saveTask({ ...task, status: { state: "TASK_STATE_COMPLETED" } });
-    expect(late).toMatchObject({ saved: false, reason: "terminal", task: { status: { state: "TASK_STATE_CANCELED" } } });
-    expect((await agent.getTask(task.id))?.status).toMatchObject({ state: "TASK_STATE_CANCELED" });
+    const late = await complete(agent, task.id);
+    expect(late).toEqual({ ok: true, value: { saved: false, state: "TASK_STATE_CANCELED" } });
+    const stored = await agent.getTask({ taskId: task.id });
+    expect(stored.ok && stored.value.status).toMatchObject({ state: "TASK_STATE_CANCELED" });
   });
 
   it("refuses to cancel a terminal task with -32002 and an unknown one with -32001", async () => {
     const agent = freshAgent();
     const { task } = await begin(agent);
-    await agent.saveTask({ ...task, status: { state: "TASK_STATE_COMPLETED" } });
+    await complete(agent, task.id);
     const again = await agent.cancelTask(task.id);
     expect(again.ok ? undefined : again.error.code).toBe(-32002);
     const missing = await agent.cancelTask("nope");
     expect(missing.ok ? undefined : missing.error.code).toBe(-32001);
   });
 
-  it("reports saving an unknown task as not-found", async () => {
-    expect(await freshAgent().saveTask({ id: "ghost", contextId: "c", status: { state: "TASK_STATE_WORKING" } })).toEqual({
-      saved: false,
-      reason: "not-found",
-    });
+  it("answers every call about an unknown task with TaskNotFound", async () => {
+    const agent = freshAgent();
+    for (const verdict of [
+      await agent.getTask({ taskId: "ghost" }),
+      await complete(agent, "ghost"),
+      await agent.turnStarted("ghost", ORIGIN),
+      await agent.runTurn("ghost", ORIGIN, 1),
+      await agent.deliveryOf("ghost"),
+      await agent.listPushConfigs("ghost"),
+    ]) {
+      expect(verdict.ok ? undefined : verdict.error.code).toBe(-32001);
+    }
   });
 
   it("refuses a message that names a task instead of creating one", async () => {
     const agent = freshAgent();
     const { task } = await begin(agent);
-    const unknown = await agent.beginTask({ message: userMessage("x", crypto.randomUUID(), { taskId: "ghost" }), pushConfig });
+    const unknown = await agent.beginTask(beginInput(crypto.randomUUID(), { taskId: "ghost" }));
     expect(unknown.ok ? undefined : unknown.error.code).toBe(-32001);
-    const existing = await agent.beginTask({ message: userMessage("x", crypto.randomUUID(), { taskId: task.id }), pushConfig });
-    expect(existing.ok ? undefined : existing.error.code).toBe(-32004);
+    const existing = await agent.beginTask(beginInput(crypto.randomUUID(), { taskId: task.id }));
+    expect(existing.ok ? undefined : existing.error).toMatchObject({
+      code: -32004,
+      data: [{ reason: "UNSUPPORTED_OPERATION", metadata: { taskState: "TASK_STATE_SUBMITTED" } }],
+    });
     const page = await agent.listTasks({ pageSize: 10, includeArtifacts: false });
     expect(page.ok && page.value.totalSize).toBe(1);
   });
@@ -96,6 +108,25 @@ describe("the task store in the caller's Durable Object", () => {
     const agent = freshAgent();
     expect((await begin(agent, undefined, { contextId: "ctx-7" })).task.contextId).toBe("ctx-7");
     expect((await begin(agent)).task.contextId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe("the task store: rows and verdicts", () => {
+  it("writes over a task unless its stored state is final, and never over a missing one", async () => {
+    const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
+    const verdicts = await runInDurableObject(stub, (_instance, state) => {
+      const store = new AgentDB(state.storage, TERMINAL_STATE_NAMES).tasks;
+      const doc = (s: string) => ({ id: "t1", state: s, statusAt: 1, json: JSON.stringify({ state: s }) });
+      store.insert({ ...doc("TASK_STATE_SUBMITTED"), messageId: "m", contextId: "c" });
+      return [
+        store.write(doc("TASK_STATE_WORKING")),
+        store.write(doc("TASK_STATE_CANCELED")),
+        store.write(doc("TASK_STATE_COMPLETED")),
+        store.write({ ...doc("TASK_STATE_WORKING"), id: "ghost" }),
+      ];
+    });
+    expect(verdicts.map((v) => v.kind)).toEqual(["written", "written", "final", "missing"]);
+    expect(verdicts[2]).toMatchObject({ row: { state: "TASK_STATE_CANCELED" } });
   });
 });
 
@@ -108,14 +139,14 @@ describe("ListTasks (A2A §3.1.4)", () => {
     let pageToken: string | undefined;
     let pages = 0;
     do {
-      const outcome = await agent.listTasks({ pageSize: 40, pageToken, includeArtifacts: false });
-      if (!outcome.ok) throw new Error(outcome.error.message);
-      const page = outcome.value;
+      const verdict = await agent.listTasks({ pageSize: 40, pageToken, includeArtifacts: false });
+      if (!verdict.ok) throw new Error(verdict.error.message);
+      const page = verdict.value;
       expect(page.totalSize).toBe(250);
       expect(page.pageSize).toBe(40);
       expect(typeof page.nextPageToken).toBe("string");
       seen.push(...page.tasks.map((t) => t.id));
-      stamps.push(...page.tasks.map((t) => (t.status as { timestamp: string }).timestamp));
+      stamps.push(...page.tasks.map((t) => t.status.timestamp ?? ""));
       pageToken = page.nextPageToken || undefined;
       pages++;
     } while (pageToken);
@@ -125,11 +156,11 @@ describe("ListTasks (A2A §3.1.4)", () => {
     expect([...stamps].sort().reverse()).toEqual(stamps);
   });
 
-  it("defaults to 50 per page and ends with an empty nextPageToken", async () => {
+  it("ends with an empty nextPageToken", async () => {
     const agent = freshAgent();
     for (let i = 0; i < 3; i++) await begin(agent);
-    const outcome = await agent.listTasks({ pageSize: 50, includeArtifacts: false });
-    expect(outcome.ok && outcome.value).toMatchObject({ nextPageToken: "", pageSize: 50, totalSize: 3 });
+    const verdict = await agent.listTasks({ pageSize: 50, includeArtifacts: false });
+    expect(verdict.ok && verdict.value).toMatchObject({ nextPageToken: "", pageSize: 50, totalSize: 3 });
   });
 
   it("filters by contextId, status and statusTimestampAfter", async () => {
@@ -143,7 +174,7 @@ describe("ListTasks (A2A §3.1.4)", () => {
 
     const byContext = await agent.listTasks({ contextId: "b", pageSize: 10, includeArtifacts: false });
     expect(byContext.ok && byContext.value.tasks.map((t) => t.contextId)).toEqual(["b", "b"]);
-    const byState = await agent.listTasks({ state: 5, pageSize: 10, includeArtifacts: false });
+    const byState = await agent.listTasks({ state: "TASK_STATE_CANCELED", pageSize: 10, includeArtifacts: false });
     expect(byState.ok && byState.value.tasks.map((t) => t.id)).toEqual([a.task.id]);
     const after = await agent.listTasks({ statusAfter: cutoff, pageSize: 10, includeArtifacts: false });
     expect(after.ok && after.value.tasks.map((t) => t.id).sort()).toEqual([a.task.id, late.task.id].sort());
@@ -152,24 +183,26 @@ describe("ListTasks (A2A §3.1.4)", () => {
   it("applies historyLength and leaves artifacts out unless asked", async () => {
     const agent = freshAgent();
     const { task } = await begin(agent);
-    await agent.saveTask({
-      ...task,
-      status: { state: "TASK_STATE_COMPLETED" },
-      artifacts: [{ artifactId: "a1", parts: [{ text: "result" }] }],
-    });
+    await complete(agent, task.id);
     const lean = await agent.listTasks({ pageSize: 10, includeArtifacts: false, historyLength: 0 });
     expect(lean.ok && lean.value.tasks[0]).not.toHaveProperty("artifacts");
     expect(lean.ok && lean.value.tasks[0]).not.toHaveProperty("history");
     const full = await agent.listTasks({ pageSize: 10, includeArtifacts: true });
     expect(full.ok && full.value.tasks[0]?.artifacts).toHaveLength(1);
-    expect(full.ok && full.value.tasks[0]?.history).toHaveLength(1);
+    expect(full.ok && full.value.tasks[0]?.history).toHaveLength(2);
   });
 
-  it("refuses a page token it did not issue and an out-of-range pageSize", async () => {
-    const agent = freshAgent();
-    const bad = await agent.listTasks({ pageSize: 10, pageToken: "garbage", includeArtifacts: false });
+  it("refuses a page token it did not issue", async () => {
+    const bad = await freshAgent().listTasks({ pageSize: 10, pageToken: "garbage", includeArtifacts: false });
     expect(bad.ok ? undefined : bad.error.code).toBe(-32602);
-    const big = await agent.listTasks({ pageSize: 101, includeArtifacts: false });
-    expect(big.ok ? undefined : big.error.code).toBe(-32602);
+  });
+
+  it("refuses an out-of-range pageSize at the edge, before any object is asked", async () => {
+    using _ = interceptOutbound();
+    for (const pageSize of [0, 101, 2.5]) {
+      const reply = await call("ListTasks", { pageSize });
+      expect(reply.body.error.code).toBe(-32602);
+      expect(reply.body.error.message).toContain("params.pageSize");
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import { callerObjectName } from "@dynamicagents/core/worker";
@@ -7,7 +7,9 @@ import { GATEKEEPER, ORIGIN, PUSH_URL } from "./support/constants.js";
 import { chatCompletion, eventually } from "./support/outbound.js";
 import { useTurnHarness } from "./support/turn-harness.js";
 import { call, referenceWorker, sendParams } from "./support/rpc.js";
-import { turnInstanceId, type TurnAgentRpc } from "@dynamicagents/core/turn";
+import { assistantPolicy } from "../reference/policy.js";
+import { turnInstanceId, type CallerObject, type TurnObject } from "@dynamicagents/core/boundary";
+import { isReconcilingNow, reconcileNow } from "./support/reconcile.js";
 
 const newCaller = () => ({ identity: { key: `caller-${crypto.randomUUID()}` } });
 const agentOf = (key: string, tenant = "assistant") =>
@@ -19,7 +21,11 @@ const harness = useTurnHarness();
 
 /** The one Workflow instance this spec started (created right after the accept, not before it). */
 async function onlyInstance() {
-  const instances = await eventually(() => harness.workflows.get(), (found) => found.length > 0, "the turn's Workflow instance");
+  const instances = await eventually(
+    () => harness.workflows.get(),
+    (found) => found.length > 0,
+    "the turn's Workflow instance",
+  );
   expect(instances).toHaveLength(1);
   return instances[0]!;
 }
@@ -131,7 +137,11 @@ describe("accept, then notify", () => {
     const second = (await call("SendMessage", sendParams("second"), { mint: caller })).body.result.task;
     await call("CancelTask", { id: second.id }, { mint: caller });
     held.release();
-    const both = await eventually(() => harness.workflows.get(), (found) => found.length === 2, "both Workflow instances");
+    const both = await eventually(
+      () => harness.workflows.get(),
+      (found) => found.length === 2,
+      "both Workflow instances",
+    );
     for (const instance of both) await instance.waitForStatus("complete");
     const states = Object.fromEntries(harness.outbound.pushes.map((p) => [p.body.task.id, p.body.task.status.state]));
     expect(states).toEqual({ [first.id]: "TASK_STATE_COMPLETED", [second.id]: "TASK_STATE_CANCELED" });
@@ -148,27 +158,29 @@ describe("accept, then notify", () => {
     const caller = newCaller();
     const task = (await call("SendMessage", sendParams("survive"), { mint: caller })).body.result.task;
     await (await onlyInstance()).waitForStatus("errored");
-    const agent = agentOf(caller.identity.key) as unknown as TurnAgentRpc & DurableObjectStub;
+    const stub = agentOf(caller.identity.key);
+    const agent: TurnObject = stub;
 
-    await evictDurableObject(agent);
-    expect(await agent.turnStarted(task.id, ORIGIN)).toEqual({ proceed: true });
-    await evictDurableObject(agent);
+    await evictDurableObject(stub);
+    expect(await agent.turnStarted(task.id, ORIGIN)).toEqual({ ok: true, value: { proceed: true, state: "TASK_STATE_WORKING" } });
+    await evictDurableObject(stub);
     const step = await agent.runTurn(task.id, ORIGIN, 1);
-    expect(step).toEqual({ kind: "done", outcome: { state: "TASK_STATE_COMPLETED", text: "echo: survive" } });
-    await evictDurableObject(agent);
+    const outcome = { state: "TASK_STATE_COMPLETED", text: "echo: survive" } as const;
+    expect(step).toEqual({ ok: true, value: { kind: "done", outcome } });
+    await evictDurableObject(stub);
     // A re-run of the step after eviction gets the recorded outcome, not a second model call.
     expect(await agent.runTurn(task.id, ORIGIN, 1)).toEqual(step);
     expect(harness.outbound.modelCalls).toHaveLength(1);
-    await evictDurableObject(agent);
-    const outcome = step!.kind === "done" ? step!.outcome : undefined;
-    expect(await agent.finishTurn(task.id, outcome!)).toEqual({ saved: true, state: "TASK_STATE_COMPLETED" });
-    await evictDurableObject(agent);
+    await evictDurableObject(stub);
+    expect(await agent.finishTurn(task.id, outcome)).toEqual({ ok: true, value: { saved: true, state: "TASK_STATE_COMPLETED" } });
+    await evictDurableObject(stub);
     const delivery = await agent.deliveryOf(task.id);
-    expect(delivery?.task.status).toMatchObject({ state: "TASK_STATE_COMPLETED" });
-    expect(delivery?.configs.map((c) => c.url)).toEqual([PUSH_URL]);
+    expect(delivery.ok && delivery.value.task.status).toMatchObject({ state: "TASK_STATE_COMPLETED" });
+    expect(delivery.ok && delivery.value.configs.map((c) => c.url)).toEqual([PUSH_URL]);
+    expect(await isReconcilingNow(stub)).toBe(true);
     await agent.turnDelivered(task.id);
-    await evictDurableObject(agent);
-    expect(await runDurableObjectAlarm(agent)).toBe(false);
+    await evictDurableObject(stub);
+    expect(await isReconcilingNow(stub)).toBe(false);
   });
 });
 
@@ -183,7 +195,7 @@ describe("no turn is left hanging", () => {
     await (await onlyInstance()).waitForStatus("errored");
 
     for (let pass = 0; pass < 10 && harness.outbound.pushes.length === 0; pass++) {
-      expect(await runDurableObjectAlarm(agent)).toBe(true);
+      expect(await reconcileNow(agent)).toBe(true);
       for (const instance of await harness.workflows.get()) {
         await instance.waitForStatus("complete").catch(() => undefined);
       }
@@ -192,9 +204,14 @@ describe("no turn is left hanging", () => {
     const pushed = harness.outbound.pushes[0]!.body.task;
     expect(pushed.id).toBe(task.id);
     expect(pushed.status.state).toBe("TASK_STATE_FAILED");
-    expect(pushed.status.message.parts[0].text).toMatch(/could not be completed/);
-    // Delivered: nothing is left for the alarm.
-    await eventually(() => runDurableObjectAlarm(agent), (ran) => ran === false, "the alarm to be cleared");
+    // In the agent's own words for a turn nothing could finish.
+    expect(pushed.status.message.parts[0].text).toBe(assistantPolicy.messages.abandoned);
+    // Delivered: nothing is left to reconcile, and the schedule is gone.
+    await eventually(
+      () => isReconcilingNow(agent),
+      (armed) => armed === false,
+      "the reconcile schedule to be cleared",
+    );
   });
 
   it("restarts a terminated Workflow and still answers", async () => {
@@ -207,8 +224,12 @@ describe("no turn is left hanging", () => {
     await (await env.TURN_WORKFLOW.get(await turnInstanceId(agentId, "m-term"))).terminate();
     await instance.waitForStatus("terminated");
     held.release();
-    expect(await runDurableObjectAlarm(agentOf(caller.identity.key))).toBe(true);
-    await eventually(() => harness.outbound.pushes.length, (n) => n === 1, "the push after the re-drive");
+    expect(await reconcileNow(agentOf(caller.identity.key))).toBe(true);
+    await eventually(
+      () => harness.outbound.pushes.length,
+      (n) => n === 1,
+      "the push after the re-drive",
+    );
     expect(harness.outbound.pushes[0]!.body.task.status.state).toBe("TASK_STATE_COMPLETED");
   });
 });
@@ -262,4 +283,23 @@ describe("push configs", () => {
   });
 });
 
-
+describe("across a deploy", () => {
+  it("an object woken with an open turn and no reconcile schedule (an earlier version's) arms one", async () => {
+    const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
+    await runInDurableObject(stub, (_i, state) => {
+      state.storage.sql.exec(
+        "INSERT INTO tasks (id, message_id, context_id, state, status_at, created_at, task_json) VALUES ('t-old', 'm-old', 'c', 'TASK_STATE_WORKING', 1, 1, ?)",
+        JSON.stringify({ id: "t-old", contextId: "c", status: { state: "TASK_STATE_WORKING" } }),
+      );
+      state.storage.sql.exec(
+        "INSERT INTO turns (task_id, instance_id, params_json, attempts, progress_at, created_at) VALUES ('t-old', 'turn-old', '{}', 0, 1, 1)",
+      );
+    });
+    expect(await isReconcilingNow(stub)).toBe(false);
+    await evictDurableObject(stub);
+    // Any call wakes it.
+    const woken: CallerObject = stub;
+    expect((await woken.getTask({ taskId: "t-old" })).ok).toBe(true);
+    expect(await isReconcilingNow(stub)).toBe(true);
+  });
+});

@@ -127,9 +127,7 @@ describe("gatekeeper token verification", () => {
 
   it("check 4: refuses an HMAC token keyed with the gatekeeper's public key", async () => {
     const secret = new TextEncoder().encode(JSON.stringify(gatekeeperKey.publicJwk));
-    const token = await new SignJWT(standardClaims())
-      .setProtectedHeader({ alg: "HS256", jku: GATEKEEPER_JWKS, kid: gatekeeperKey.kid })
-      .sign(secret);
+    const token = await new SignJWT(standardClaims()).setProtectedHeader({ alg: "HS256", jku: GATEKEEPER_JWKS, kid: gatekeeperKey.kid }).sign(secret);
     expectRefused(await attempt(token), "signature");
   });
 

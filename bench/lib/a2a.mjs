@@ -1,9 +1,14 @@
 import { randomUUID } from "node:crypto";
+import { endpointOf } from "../../src/a2a/wire.ts";
+import { postRpc, rpcBody } from "../../src/testing/rpc-client.ts";
 import { TENANT } from "./gatekeeper.mjs";
 
 const REQUEST_TIMEOUT_MS = 15_000;
 
-/** GET a public document; resolves once the whole body has arrived. */
+/**
+ * GET a public document; resolves once the whole body has arrived.
+ * @param {string} url
+ */
 export async function getJson(url) {
   const response = await fetch(url, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   const text = await response.text();
@@ -12,44 +17,51 @@ export async function getJson(url) {
 }
 
 /**
- * JSON-RPC as a gatekeeper sends it: one caller, one reused token. A call
- * resolves to `result` and throws on anything else, so a benchmark never
+ * JSON-RPC as a gatekeeper sends it (src/testing/rpc-client.ts), for one
+ * caller whose token `token()` gives (see the gatekeeper's `tokenFor`). A
+ * call resolves to `result` and throws on anything else, so a benchmark never
  * silently times error replies.
+ * @param {{ origin: string, token: () => Promise<string> }} options
  */
 export function a2aCaller({ origin, token }) {
-  const endpoint = `${origin}/a2a`;
-  const headers = { Authorization: `Bearer ${token}`, "A2A-Version": "1.0", "Content-Type": "application/json" };
+  const endpoint = endpointOf(origin);
   let nextId = 1;
 
+  /** @param {string} body */
   async function post(body) {
-    const response = await fetch(endpoint, { method: "POST", headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
-    const text = await response.text();
-    let reply;
-    try {
-      reply = JSON.parse(text);
-    } catch {
-      reply = undefined;
-    }
-    if (response.status !== 200 || !reply || reply.error || reply.result === undefined) {
-      throw new Error(`POST ${endpoint} answered ${response.status}: ${text.slice(0, 300)}`);
+    const { status, text, reply } = await postRpc(endpoint, body, { token: await token(), timeoutMs: REQUEST_TIMEOUT_MS });
+    if (status !== 200 || !reply || reply.error || reply.result === undefined) {
+      throw new Error(`POST ${endpoint} answered ${status}: ${text.slice(0, 300)}`);
     }
     return reply.result;
   }
 
-  const call = (method, params) => post(JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params: { tenant: TENANT, ...params } }));
+  /**
+   * @param {string} method
+   * @param {Record<string, unknown>} params
+   */
+  const call = (method, params) => post(rpcBody(method, params, { tenant: TENANT, id: nextId++ }));
 
   return {
     call,
-    /** A body built once, for hot loops: the client's JSON.stringify is not what is measured. */
+    /**
+     * A body built once, for hot loops: the client's JSON.stringify is not what is measured.
+     * @param {string} method
+     * @param {Record<string, unknown>} params
+     */
     prepared: (method, params) => {
-      const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { tenant: TENANT, ...params } });
+      const body = rpcBody(method, params, { tenant: TENANT, id: 1 });
       return () => post(body);
     },
-    /** A new task (a fresh messageId each call) whose outcome is pushed to `pushUrl` with `token`. */
-    sendMessage: (text, pushUrl, token = "t") =>
+    /**
+     * A new task (a fresh messageId each call) whose outcome is pushed to `pushUrl` with `token`.
+     * @param {string} text
+     * @param {string} pushUrl
+     */
+    sendMessage: (text, pushUrl, notificationToken = "t") =>
       call("SendMessage", {
         message: { messageId: randomUUID(), role: "ROLE_USER", parts: [{ text }] },
-        configuration: { taskPushNotificationConfig: { url: pushUrl, token } },
+        configuration: { taskPushNotificationConfig: { url: pushUrl, token: notificationToken } },
       }),
   };
 }

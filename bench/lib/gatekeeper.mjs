@@ -1,14 +1,22 @@
 import { createServer } from "node:http";
 import { performance } from "node:perf_hooks";
-import { SignJWT, exportJWK, generateKeyPair } from "jose";
-import { freePort } from "./net.mjs";
+import { exportJWK, generateKeyPair } from "jose";
+import { JWKS_PATH, MAX_TOKEN_LIFETIME_SECONDS } from "../../src/a2a/wire.ts";
+import { makeGatekeeperToken } from "../../src/testing/gatekeeper-token.ts";
+import { NOTIFY_PATH } from "../../scripts/dev/gatekeeper.mjs";
+import { closeServer, listen, readBody } from "../../scripts/dev/http.mjs";
+import { chatCompletionBody } from "../../src/testing/chat-completion.ts";
 
 export const TENANT = "assistant";
-const TENANT_CLAIM = "https://dynamicagents.dev/tenant";
-const IDENTITY_CLAIM = "https://dynamicagents.dev/identity";
-const JWKS_PATH = "/.well-known/jwks.json";
-const NOTIFY_PATH = "/a2a/notifications";
 const MAX_BODY = 1024 * 1024;
+/**
+ * How long a bench token lives: as long as the edge accepts (it refuses one
+ * whose `exp` is more than MAX_TOKEN_LIFETIME_SECONDS ahead), less a minute
+ * so that the two clocks never disagree about it.
+ */
+const TOKEN_TTL_S = MAX_TOKEN_LIFETIME_SECONDS - 60;
+/** A caller's token is minted again once it has less than this left: a run can outlast any one token. */
+const RENEW_BEFORE_S = 300;
 /**
  * How a measured turn's user text names it, so its model request can be
  * matched to it (see turns.mjs). A request carries the caller's whole
@@ -38,11 +46,7 @@ export async function startGatekeeper() {
 
   const server = createServer((req, res) => handle(req, res, { jwks, counts, observers, jwksFetchedAt }));
   server.keepAliveTimeout = 30_000;
-  const port = await freePort();
-  await new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", resolve);
-  });
+  const port = await listen(server, 0, "the bench gatekeeper", "");
 
   const origin = `http://127.0.0.1:${port}`;
   return {
@@ -55,8 +59,36 @@ export async function startGatekeeper() {
     modelBaseUrl: `${origin}/v1`,
     /** A trivial endpoint: the cost of a loopback HTTP round trip itself, with no workerd in the way. */
     pingUrl: `${origin}/ping`,
-    /** One token per caller, reused for every call: minting is not what is measured. */
-    mint: (audience, identityKey, ttlSeconds) => mint({ privateKey, kid, origin, audience, identityKey, ttlSeconds }),
+    /**
+     * The token of one caller (an identity key) of the agent at `audience`,
+     * as a function: minted once and reused for every call, since minting is
+     * not what is measured, and minted again when it has less than
+     * RENEW_BEFORE_S left (once every 55 minutes, a few tens of microseconds).
+     * @param {string} audience
+     * @param {string} identityKey
+     * @returns {() => Promise<string>}
+     */
+    tokenFor: (audience, identityKey) => {
+      /** @type {Promise<string> | undefined} */
+      let token;
+      let expiresAt = 0;
+      return () => {
+        const now = Date.now();
+        if (!token || now / 1000 > expiresAt - RENEW_BEFORE_S) {
+          expiresAt = Math.floor(now / 1000) + TOKEN_TTL_S;
+          token = makeGatekeeperToken({
+            key: { kid, privateKey },
+            gatekeeper: origin,
+            endpoint: audience,
+            tenant: TENANT,
+            identity: { key: identityKey, kind: "user" },
+            now,
+            expiresIn: TOKEN_TTL_S,
+          });
+        }
+        return token;
+      };
+    },
     /**
      * Calls `observer.onModel({tag, t2, read, t3, bytes})` for every model
      * call (t2: its request's headers reached this server, read: its body
@@ -69,23 +101,8 @@ export async function startGatekeeper() {
       observers.add(observer);
       return () => observers.delete(observer);
     },
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
-}
-
-function mint({ privateKey, kid, origin, audience, identityKey, ttlSeconds }) {
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ [TENANT_CLAIM]: TENANT, [IDENTITY_CLAIM]: { key: identityKey, kind: "user" } })
-    .setProtectedHeader({ alg: "EdDSA", kid, typ: "JWT", jku: `${origin}${JWKS_PATH}` })
-    .setIssuer(origin)
-    .setAudience(audience)
-    .setIssuedAt(now)
-    .setExpirationTime(now + ttlSeconds)
-    .sign(privateKey);
 }
 
 function handle(req, res, { jwks, counts, observers, jwksFetchedAt }) {
@@ -100,7 +117,7 @@ function handle(req, res, { jwks, counts, observers, jwksFetchedAt }) {
   }
   if (req.method === "POST" && path === NOTIFY_PATH) {
     counts.notifications++;
-    return readBody(req, (body) => {
+    return withBody(req, (body) => {
       const t4 = performance.now();
       reply(res, 200, "{}");
       for (const o of observers) o.onPush?.({ url, headers: req.headers, body, t4 });
@@ -108,7 +125,7 @@ function handle(req, res, { jwks, counts, observers, jwksFetchedAt }) {
   }
   if (req.method === "POST" && path === "/v1/chat/completions") {
     counts.completions++;
-    return readBody(req, (body) => {
+    return withBody(req, (body) => {
       const read = performance.now();
       const tag = lastTag(body);
       // Zero latency: the reply goes out as soon as the request is read. It
@@ -123,17 +140,9 @@ function handle(req, res, { jwks, counts, observers, jwksFetchedAt }) {
   return reply(res, 404, JSON.stringify({ error: "not_found" }));
 }
 
-/** Reads a request body as text, bounded so a runaway sender cannot fill memory. */
-function readBody(req, done) {
-  const chunks = [];
-  let size = 0;
-  req.on("data", (chunk) => {
-    size += chunk.length;
-    if (size > MAX_BODY) return req.destroy();
-    chunks.push(chunk);
-  });
-  req.on("end", () => done(Buffer.concat(chunks).toString("utf8")));
-  req.on("error", () => {});
+/** Hands the request body, as text, to `done`; a body over MAX_BODY (a runaway sender) or a broken one drops the connection. */
+function withBody(req, done) {
+  readBody(req, MAX_BODY).then(done, () => req.destroy());
 }
 
 /** `written`, if given, runs once the reply has been handed to the kernel. */
@@ -142,13 +151,5 @@ function reply(res, status, body, written) {
   res.end(body, written);
 }
 
-function completion(content) {
-  return JSON.stringify({
-    id: "bench",
-    object: "chat.completion",
-    created: Math.floor(Date.now() / 1000),
-    model: "bench",
-    choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content } }],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-  });
-}
+/** @param {string} content */
+const completion = (content) => JSON.stringify(chatCompletionBody({ content }, "bench"));

@@ -3,6 +3,7 @@ import { accessSync, constants, readFileSync, statfsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { endpointOf } from "../../src/a2a/wire.ts";
 import { a2aCaller } from "./a2a.mjs";
 import { spawnWorker } from "./worker.mjs";
 
@@ -30,28 +31,35 @@ const BYTES_PER_TURN = 0.45 * 2 ** 20;
  * explorer) is switched off for the same reason: it is dev tooling with no
  * part in what a request costs.
  */
-export async function createHost({ root, vars, secrets, gatekeeper, stateDir, turnsPerWorker, ttlSeconds, expectedTurns }) {
+export async function createHost({ root, vars, secrets, gatekeeper, stateDir, turnsPerWorker, expectedTurns }) {
   const base = stateDir ?? defaultStateDir(expectedTurns * BYTES_PER_TURN);
   const persistTo = await mkdtemp(join(base, "a2a-bench-"));
   const env = { X_LOCAL_OBSERVABILITY: "false" };
   const budget = turnsPerWorker ?? turnBudget();
   const stats = { workers: 0, reloads: 0, sendMessages: 0 };
+  /** @type {Awaited<ReturnType<typeof spawnWorker>> | null} */
   let worker = null;
   let turnsHere = 0;
+  /** The running process (a caller must not ask between a stop and the next start). */
+  const running = () => {
+    if (!worker) throw new Error("no workerd is running");
+    return worker;
+  };
 
   const spawn = async () => {
-    worker = await spawnWorker({ root, vars, secrets, persistTo, env });
+    const started = await spawnWorker({ root, vars, secrets, persistTo, env });
+    worker = started;
     stats.workers++;
     turnsHere = 0;
-    await worker.ready(120_000); // `stop` works meanwhile: a Ctrl-C during the slow start-up stops it
+    await started.ready(120_000); // `stop` works meanwhile: a Ctrl-C during the slow start-up stops it
     // One verified call before any burst: a cold isolate hit by n verified calls at once fetches
     // the gatekeeper's JWKS n times (on Workers, jose does not share a pending fetch across
     // requests), which would blur what the JWKS count says about the cache.
-    const token = await gatekeeper.mint(`${worker.origin}/a2a`, "bench-first-call", ttlSeconds);
+    const endpoint = endpointOf(started.origin);
     try {
-      await a2aCaller({ origin: worker.origin, token }).call("GetExtendedAgentCard", {});
+      await a2aCaller({ origin: started.origin, token: gatekeeper.tokenFor(endpoint, "bench-first-call") }).call("GetExtendedAgentCard", {});
     } catch (error) {
-      throw new Error(`a verified call to ${worker.origin}/a2a failed, so the token setup is wrong (aud, jku or GATEKEEPER_ORIGINS): ${error.message}`);
+      throw new Error(`a verified call to ${endpoint} failed, so the token setup is wrong (aud, jku or GATEKEEPER_ORIGINS): ${error.message}`);
     }
   };
   const stopWorker = async () => {
@@ -73,7 +81,7 @@ export async function createHost({ root, vars, secrets, gatekeeper, stateDir, tu
       return worker;
     },
     get origin() {
-      return worker.origin;
+      return running().origin;
     },
     reloads: () => stats.reloads + (worker?.state.reloads ?? 0),
     logTail: () => worker?.logTail() ?? "",
@@ -81,7 +89,8 @@ export async function createHost({ root, vars, secrets, gatekeeper, stateDir, tu
     turnRoom: () => budget - turnsHere,
     /** A caller of the current process (its origin is the token's audience); every SendMessage it sends is counted. */
     callerFor: async (key) => {
-      const caller = a2aCaller({ origin: worker.origin, token: await gatekeeper.mint(`${worker.origin}/a2a`, key, ttlSeconds) });
+      const { origin } = running();
+      const caller = a2aCaller({ origin, token: gatekeeper.tokenFor(endpointOf(origin), key) });
       const send = caller.sendMessage;
       caller.sendMessage = async (...args) => {
         turnsHere++; // counted before the reply: a failed call may still have started a turn
@@ -126,7 +135,9 @@ function defaultStateDir(neededBytes) {
 function turnBudget() {
   let limit = 1024;
   try {
-    const line = readFileSync("/proc/self/limits", "utf8").split("\n").find((l) => l.startsWith("Max open files"));
+    const line = readFileSync("/proc/self/limits", "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("Max open files"));
     const soft = line?.split(/\s{2,}/)[1]; // "Max open files  <soft>  <hard>  files"
     limit = soft === "unlimited" ? 1_000_000 : Number(soft) || limit;
   } catch {

@@ -7,6 +7,7 @@ import { summarize } from "./stats.mjs";
  * plus the wall time of the whole batch. The first failure, or passing
  * `deadline` (epoch ms), stops the batch: a number built on errors or on a
  * stalled worker would be meaningless.
+ * @param {{ count: number, concurrency: number, request: (i: number) => Promise<unknown>, deadline?: number, onProgress?: (done: number) => void }} options
  */
 export async function runPool({ count, concurrency, request, deadline = Infinity, onProgress }) {
   const latencies = new Float64Array(count);

@@ -177,7 +177,9 @@ function workerLine(w) {
 function warnings(r) {
   const out = [];
   if (r.worker.reloads > 0) {
-    out.push(`wrangler reloaded the Worker ${r.worker.reloads} time(s) during the run (a source file changed): these figures mix code versions and cold isolates; run again.`);
+    out.push(
+      `wrangler reloaded the Worker ${r.worker.reloads} time(s) during the run (a source file changed): these figures mix code versions and cold isolates; run again.`,
+    );
   }
   // One fetch per workerd process is the cache working; more is not.
   if (r.gatekeeper.jwks > r.worker.processes + 1) {
@@ -200,7 +202,8 @@ function warnings(r) {
     if (c.missing > 0) out.push(`${label}: ${c.missing} turn(s) got no push.`);
     if (c.duplicatePushes > 0 || c.late?.pushes > 0) out.push(`${label}: ${c.duplicatePushes + (c.late?.pushes ?? 0)} duplicate push(es).`);
     const extraCalls = Object.entries(c.modelCallsPerTurn).filter(([n]) => Number(n) !== 1);
-    if (extraCalls.length > 0 || c.late?.modelCalls > 0) out.push(`${label}: not every turn made exactly one model call (${JSON.stringify(c.modelCallsPerTurn)}).`);
+    if (extraCalls.length > 0 || c.late?.modelCalls > 0)
+      out.push(`${label}: not every turn made exactly one model call (${JSON.stringify(c.modelCallsPerTurn)}).`);
     if (c.problems > 0) out.push(`${label}: ${c.problems} push(es) failed a check, e.g. ${c.firstProblems[0]}.`);
     if (c.callbackTokens.failures.length > 0) out.push(`${label}: a callback JWT did not verify: ${c.callbackTokens.failures[0]}.`);
     if (c.clockSkew > 0) {

@@ -1,5 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { createLocalJWKSet, jwtVerify } from "jose";
+import { A2A_JSON, NOTIFICATION_TOKEN_HEADER, jwksUrlOf } from "../../src/a2a/wire.ts";
 import { getJson } from "./a2a.mjs";
 import { runPool } from "./load.mjs";
 import { sleep } from "./net.mjs";
@@ -25,7 +26,7 @@ const STRAGGLER_MS = 3_000;
  * few milliseconds early; it is mapped onto this process's clock through
  * `performance.timeOrigin`.
  */
-export const SEGMENTS = {
+const SEGMENTS = {
   accept: (t) => t.t1 - t.t0,
   acceptToPush: (t) => t.t4 - t.t1,
   sendToPush: (t) => t.t4 - t.t0,
@@ -43,8 +44,8 @@ export const SEGMENTS = {
   modelToReply: (t) => t.t1 - t.t2,
 };
 /** Segments shown as a share of the median accept → push, and of the median SendMessage → push. */
-export const OF_ACCEPT_TO_PUSH = ["toModel", "model", "fromModel", "toSave", "saveToPush"];
-export const OF_SEND_TO_PUSH = ["toDo", "doToModel", "model", "toSave", "saveToPush"];
+const OF_ACCEPT_TO_PUSH = ["toModel", "model", "fromModel", "toSave", "saveToPush"];
+const OF_SEND_TO_PUSH = ["toDo", "doToModel", "model", "toSave", "saveToPush"];
 
 /**
  * Runs `count` turns through SendMessage, at most `concurrency` open at a
@@ -61,9 +62,21 @@ export const OF_SEND_TO_PUSH = ["toDo", "doToModel", "model", "toSave", "saveToP
  */
 export async function measureTurns({ caller, gatekeeper, workerOrigin, count, concurrency, deadline, label = "turns" }) {
   const run = `${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
+  /**
+   * @typedef {{ tag: string, t0: number, t1: number, t2: number, t3: number, t4: number, begun: number, saved: number,
+   *   taskId: string | null, modelCalls: number, pushes: number, problems: string[], pushed: (() => void) | null,
+   *   pushId: string | undefined, progressPushes: number, modelRead: number, modelRequestBytes: number }} Turn
+   * @type {Turn[]}
+   */
   const turns = Array.from({ length: count }, (_, i) => ({
     tag: `${run}-${i}`,
-    t0: NaN, t1: NaN, t2: NaN, t3: NaN, t4: NaN, begun: NaN, saved: NaN,
+    t0: NaN,
+    t1: NaN,
+    t2: NaN,
+    t3: NaN,
+    t4: NaN,
+    begun: NaN,
+    saved: NaN,
     taskId: null,
     modelCalls: 0,
     pushes: 0,
@@ -110,7 +123,7 @@ export async function measureTurns({ caller, gatekeeper, workerOrigin, count, co
       deadline,
       request: async (i) => {
         const turn = turns[i];
-        const pushed = new Promise((resolve) => (turn.pushed = resolve));
+        const pushed = new Promise((resolve) => (turn.pushed = () => resolve(undefined)));
         turn.t0 = performance.now();
         const { task } = await caller.sendMessage(`bench-turn ${turn.tag}: reply with anything`, `${gatekeeper.pushUrl}?turn=${turn.tag}`, tokenOf(turn));
         turn.t1 = performance.now();
@@ -149,7 +162,7 @@ export async function measureTurns({ caller, gatekeeper, workerOrigin, count, co
  * query. A handful at most: a token is reused while it has time left.
  */
 async function verifyCallbackTokens(tokens, { workerOrigin, pushUrl }) {
-  const keys = createLocalJWKSet(JSON.parse(await getJson(`${workerOrigin}/.well-known/jwks.json`)));
+  const keys = createLocalJWKSet(JSON.parse(await getJson(jwksUrlOf(workerOrigin))));
   const failures = [];
   for (const token of tokens) {
     try {
@@ -165,11 +178,11 @@ const tokenOf = (turn) => `n-${turn.tag}`;
 
 function checkPush(turn, headers, text, bearerTokens) {
   const problem = (p) => turn.problems.push(p);
-  if (headers["content-type"] !== "application/a2a+json") problem(`push Content-Type ${headers["content-type"]}`);
+  if (headers["content-type"] !== A2A_JSON) problem(`push Content-Type ${headers["content-type"]}`);
   const bearer = /^Bearer (\S+)$/.exec(headers.authorization ?? "")?.[1];
   if (bearer) bearerTokens.add(bearer);
   else problem("push without a Bearer token");
-  if (headers["x-a2a-notification-token"] !== tokenOf(turn)) problem(`push carried notification token ${headers["x-a2a-notification-token"]}`);
+  if (headers[NOTIFICATION_TOKEN_HEADER] !== tokenOf(turn)) problem(`push carried notification token ${headers[NOTIFICATION_TOKEN_HEADER]}`);
   let task;
   try {
     task = JSON.parse(text).task;
@@ -211,9 +224,7 @@ function segmentStats(values) {
 
 function summarizeTurns({ label, turns, concurrency, elapsedMs, foreign }) {
   const complete = turns.filter((t) => Number.isFinite(t.t1) && Number.isFinite(t.t2) && Number.isFinite(t.t4));
-  const segments = Object.fromEntries(
-    Object.entries(SEGMENTS).map(([name, of]) => [name, segmentStats(complete.map(of).filter(Number.isFinite))]),
-  );
+  const segments = Object.fromEntries(Object.entries(SEGMENTS).map(([name, of]) => [name, segmentStats(complete.map(of).filter(Number.isFinite))]));
   // Each segment against a whole: its median over the whole's median (`ofP50`: what the table
   // shows), and its part of all that whole's time in the run (`ofSum`: these add up to 100 %).
   const against = (names, whole) =>

@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../../scripts/dev/http.mjs";
 import { spawnWrangler } from "../../scripts/dev/wrangler.mjs";
-import { freePort } from "./net.mjs";
 
 /**
  * Spawns the reference Worker under `wrangler dev --local` with the launcher

@@ -3,9 +3,7 @@ export const MAX_PAGE_BYTES = 1024 * 1024;
 /** A page that has not arrived by then is not worth waiting for. */
 const PAGE_TIMEOUT_MS = 20_000;
 
-export type PageRead =
-  | { ok: true; url: string; text: string; /** The page was longer than the byte cap. */ truncated: boolean }
-  | { ok: false; error: string };
+export type PageRead = { ok: true; url: string; text: string /** The page was longer than the byte cap. */; truncated: boolean } | { ok: false; error: string };
 
 export interface ReadPageOptions {
   fetch?: typeof fetch;

@@ -1,6 +1,5 @@
 import { generateWithFallback, type ModelConfig, type ModelEnv } from "@dynamicagents/core/agent";
-import { definePlugin } from "@dynamicagents/core/plugin";
-import type { Recipe } from "@dynamicagents/core/subagent";
+import { definePlugin, type SubtaskType } from "@dynamicagents/core/plugin";
 import { z } from "zod";
 import { scrubCredentials } from "./credential-scrub.js";
 import { readPage } from "./page-reader.js";
@@ -15,6 +14,8 @@ const readPageParams = z.object({
 export interface ResearchOptions {
   allowlist: readonly string[];
   models: ModelConfig;
+  /** Where the summaries' model is (the Worker's env). */
+  env: ModelEnv;
   fetch?: typeof fetch;
 }
 
@@ -23,7 +24,7 @@ export interface ResearchOptions {
  * summarise what it says about the question. Two chunks, so a subagent
  * evicted after the fetch does not fetch again.
  */
-function readPageRecipe(options: ResearchOptions): Recipe<ModelEnv, z.infer<typeof readPageParams>> {
+function readPageRecipe(options: ResearchOptions): SubtaskType<typeof readPageParams>["recipe"] {
   return async (ctx, params) => {
     const page = await ctx.chunk("fetch", async () => {
       const target = new URL(params.url);
@@ -37,12 +38,12 @@ function readPageRecipe(options: ResearchOptions): Recipe<ModelEnv, z.infer<type
     await ctx.workspace.write(`pages/${encodeURIComponent(page.url)}.txt`, page.text);
     const summary = await ctx.chunk("summarize", async () => {
       const result = await generateWithFallback({
-        env: ctx.env,
+        env: options.env,
         config: options.models,
         instructions: "Summarise what the page says about the question, in at most five sentences. Say so plainly if it says nothing about it.",
         messages: [{ role: "user", content: `Question: ${params.question}\n\nPage ${page.url}:\n${page.text}` }],
       });
-      if (!result.ok) throw new Error(result.message);
+      if (!result.ok) throw new Error(`the summary failed on every model: ${result.errors.join("; ")}`);
       return result.text;
     });
     return { url: page.url, summary };

@@ -17,10 +17,17 @@ const HELP = [
 const short = (id) => String(id).slice(0, 8);
 
 /**
+ * What the chat needs of a session (session.mjs `createSession`).
+ * @typedef {ReturnType<typeof import("./session.mjs").createSession>} Session
+ * @typedef {Pick<Session, "send" | "getTask">} OnceSession
+ * @typedef {Pick<Session, "send" | "listTasks" | "cancel" | "onOtherPush"> & { gatekeeperEvents?: import("node:events").EventEmitter }} ChatSession
+ */
+
+/**
  * One turn, then done: prints the reply on stdout and resolves to the exit
  * code (0 only for a completed task). Progress goes to stderr. Everything
  * printed passes through {@link printable}: most of it comes from the agent.
- * @param {{ session: ReturnType<typeof import("./session.mjs").createSession>, tenant: string, text: string, timeoutMs: number, stdout?: NodeJS.WritableStream, stderr?: NodeJS.WritableStream }} options
+ * @param {{ session: OnceSession, tenant: string, text: string, timeoutMs: number, stdout?: NodeJS.WritableStream, stderr?: NodeJS.WritableStream }} options
  */
 export async function runOnce({ session, tenant, text, timeoutMs, stdout = process.stdout, stderr = process.stderr }) {
   const note = (line) => stderr.write(`${printable(line)}\n`);
@@ -60,7 +67,7 @@ export async function runOnce({ session, tenant, text, timeoutMs, stdout = proce
  * the prompt shows how long it has been working; with piped input, lines are
  * taken one at a time, each turn waited for before the next line.
  * Resolves when the user leaves (/quit, Ctrl-D, end of input) or `stop()` is called.
- * @param {{ session: ReturnType<typeof import("./session.mjs").createSession>, tenant: string, tenants: string[], input?: NodeJS.ReadableStream & { isTTY?: boolean }, output?: NodeJS.WritableStream & { isTTY?: boolean }, onInterrupt: () => void }} options
+ * @param {{ session: ChatSession, tenant: string, tenants: string[], input?: NodeJS.ReadableStream & { isTTY?: boolean }, output?: NodeJS.WritableStream & { isTTY?: boolean }, onInterrupt: () => void }} options
  */
 export function runChat({ session, tenant: initialTenant, tenants, input = process.stdin, output = process.stdout, onInterrupt }) {
   const tty = Boolean(input.isTTY && output.isTTY);
@@ -134,7 +141,9 @@ export function runChat({ session, tenant: initialTenant, tenants, input = proce
       if (page.tasks.length === 0) return say(`  no tasks yet at ${tenant}`);
       const lines = page.tasks.map((task) => {
         const asked = (task.history ?? []).find((m) => m.role === "ROLE_USER");
-        const when = String(task.status?.timestamp ?? "").replace("T", " ").slice(0, 19);
+        const when = String(task.status?.timestamp ?? "")
+          .replace("T", " ")
+          .slice(0, 19);
         const request = messageText(asked).replace(/\s+/g, " ");
         return `  ${short(task.id)}  ${stateLabel(task.status?.state).padEnd(10)}  ${when}  ${request.length > 48 ? `${request.slice(0, 47)}…` : request}`;
       });

@@ -108,7 +108,7 @@ async function publicHalf(secret, file) {
   } catch {
     throw new Error(`A2A_SIGNING_KEY in ${file} is not JSON (a private Ed25519 JWK, as \`npm run keys\` prints): ${fix}`);
   }
-  if (!jwk || jwk.kty !== "OKP" || jwk.crv !== "Ed25519" || typeof jwk.d !== "string" || typeof jwk.kid !== "string" || jwk.kid === "") {
+  if (jwk?.kty !== "OKP" || jwk.crv !== "Ed25519" || typeof jwk.d !== "string" || typeof jwk.kid !== "string" || jwk.kid === "") {
     throw new Error(`A2A_SIGNING_KEY in ${file} must be a private Ed25519 JWK with a kid: ${fix}`);
   }
   let x;

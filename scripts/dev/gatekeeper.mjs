@@ -3,7 +3,7 @@
 //   - It has its own Ed25519 key (created on first run, kept in its state
 //     folder) and serves the public half at /.well-known/jwks.json; the Worker
 //     fetches it there, because the tokens name it in `jku`.
-//   - It mints the bearer token of every A2A call (CONTRACT.md §1, "The
+//   - It mints the bearer token of every A2A call (docs/protocol.md, "The
 //     gatekeeper token"): tenant and identity claims, `aud` = the agent's exact
 //     endpoint, a few minutes to live.
 //   - It registers agents: fetches the stub card, verifies its signature and
@@ -18,18 +18,15 @@
 import { EventEmitter } from "node:events";
 import { createServer } from "node:http";
 import { AgentCard, verifyAgentCardSignature } from "@a2a-js/sdk";
-import { SignJWT, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from "jose";
+import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from "jose";
+import { A2A_JSON, CALLBACK_TTL_SECONDS, CARD_PATH, JWKS_PATH, NOTIFICATION_TOKEN_HEADER, jwksUrlOf } from "../../src/a2a/wire.ts";
+import { makeGatekeeperToken } from "../../src/testing/gatekeeper-token.ts";
+import { postRpc, rpcBody } from "../../src/testing/rpc-client.ts";
 import { NotificationTokens, PinStore, loadOrCreateGatekeeperKey, pinnedKey, thumbprintOf } from "./gatekeeper-state.mjs";
 import { BodyTooLarge, closeServer, listen, readBody, sendJson } from "./http.mjs";
 
-export const TENANT_CLAIM = "https://dynamicagents.dev/tenant";
-export const IDENTITY_CLAIM = "https://dynamicagents.dev/identity";
-export const JWKS_PATH = "/.well-known/jwks.json";
-export const CARD_PATH = "/.well-known/agent-card.json";
+/** Where this gatekeeper takes pushes: the `url` of every push config it sends. */
 export const NOTIFY_PATH = "/a2a/notifications";
-export const A2A_JSON = "application/a2a+json";
-/** CONTRACT.md: a callback token lives at most five minutes. */
-export const CALLBACK_MAX_TTL_S = 300;
 const CLOCK_TOLERANCE_S = 5;
 const MAX_PUSH_BODY = 4 * 1024 * 1024;
 const FETCH_TIMEOUT_MS = 10_000;
@@ -53,7 +50,7 @@ export class RegistrationFailed extends Error {
 }
 
 /** Why a push was refused; `check` names the check, as in the 401 body. */
-export class PushRefused extends Error {
+class PushRefused extends Error {
   name = "PushRefused";
   constructor(check, message, status = 401) {
     super(message);
@@ -89,7 +86,7 @@ export async function startGatekeeper({ stateDir, port, unpinHint = "npm start -
   });
   const bound = await listen(server, port, "the dev gatekeeper", "choose another with --gatekeeper-port or GATEKEEPER_PORT");
   const origin = `http://127.0.0.1:${bound}`;
-  const jwksUrl = `${origin}${JWKS_PATH}`;
+  const jwksUrl = jwksUrlOf(origin);
   const pushUrl = `${origin}${NOTIFY_PATH}`;
 
   async function route(req, res) {
@@ -111,9 +108,16 @@ export async function startGatekeeper({ stateDir, port, unpinHint = "npm start -
     } catch (error) {
       if (!(error instanceof PushRefused)) throw error;
       events.emit("refused", { check: error.check, message: error.message });
-      const headers = error.status === 401 ? { "WWW-Authenticate": `Bearer error="invalid_token", error_description="${error.message.replace(/["\\]/g, "'")}"` } : {};
+      /** @type {Record<string, string>} */
+      const headers =
+        error.status === 401 ? { "WWW-Authenticate": `Bearer error="invalid_token", error_description="${error.message.replace(/["\\]/g, "'")}"` } : {};
       if (error.check === "body-size") headers.Connection = "close";
-      return sendJson(res, error.status, { error: error.status === 401 ? "invalid_token" : "invalid_request", check: error.check, error_description: error.message }, headers);
+      return sendJson(
+        res,
+        error.status,
+        { error: error.status === 401 ? "invalid_token" : "invalid_request", check: error.check, error_description: error.message },
+        headers,
+      );
     }
     // A retried delivery (our 200 got lost) is answered 200 again but not shown twice.
     const duplicate = seen.has(accepted.dedupeKey);
@@ -148,8 +152,10 @@ export async function startGatekeeper({ stateDir, port, unpinHint = "npm start -
     if (!pin) throw new PushRefused("iss", `the callback token's iss ${JSON.stringify(unverified.iss)} is not an agent this gatekeeper has registered`);
     if (unverified.iss !== pin.origin) throw new PushRefused("iss", `the callback token's iss must be exactly ${pin.origin}`);
     if (header.alg !== "EdDSA") throw new PushRefused("alg", `the callback token's alg must be EdDSA, got ${JSON.stringify(header.alg)}`);
-    if (header.kid !== pin.kid) throw new PushRefused("kid", `the callback token's kid ${JSON.stringify(header.kid)} is not the pinned kid ${JSON.stringify(pin.kid)}`);
-    if (header.jku !== pin.jku) throw new PushRefused("jku", `the callback token's jku ${JSON.stringify(header.jku)} is not the pinned jku ${JSON.stringify(pin.jku)}`);
+    if (header.kid !== pin.kid)
+      throw new PushRefused("kid", `the callback token's kid ${JSON.stringify(header.kid)} is not the pinned kid ${JSON.stringify(pin.kid)}`);
+    if (header.jku !== pin.jku)
+      throw new PushRefused("jku", `the callback token's jku ${JSON.stringify(header.jku)} is not the pinned jku ${JSON.stringify(pin.jku)}`);
     let payload;
     try {
       ({ payload } = await jwtVerify(token, await pinnedKey(pin), {
@@ -157,28 +163,31 @@ export async function startGatekeeper({ stateDir, port, unpinHint = "npm start -
         issuer: pin.origin,
         audience: pushUrl,
         requiredClaims: ["iss", "aud", "iat", "exp"],
-        maxTokenAge: CALLBACK_MAX_TTL_S,
+        maxTokenAge: CALLBACK_TTL_SECONDS,
         clockTolerance: CLOCK_TOLERANCE_S,
       }));
     } catch (error) {
       throw refusedJwt(error, pushUrl);
     }
-    if (/** @type {number} */ (payload.exp) - /** @type {number} */ (payload.iat) > CALLBACK_MAX_TTL_S) {
-      throw new PushRefused("exp", `the callback token lives ${payload.exp - payload.iat} s: at most ${CALLBACK_MAX_TTL_S} s is allowed`);
+    if (/** @type {number} */ (payload.exp) - /** @type {number} */ (payload.iat) > CALLBACK_TTL_SECONDS) {
+      throw new PushRefused("exp", `the callback token lives ${payload.exp - payload.iat} s: at most ${CALLBACK_TTL_SECONDS} s is allowed`);
     }
 
     // 2. The notification token: one this gatekeeper issued, to this agent.
-    const notificationToken = req.headers["x-a2a-notification-token"];
+    const notificationToken = req.headers[NOTIFICATION_TOKEN_HEADER];
     if (typeof notificationToken !== "string" || notificationToken === "") {
-      throw new PushRefused("notification-token", "the push carries no x-a2a-notification-token");
+      throw new PushRefused("notification-token", `the push carries no ${NOTIFICATION_TOKEN_HEADER}`);
     }
     const record = tokens.lookup(notificationToken);
     if (!record || record.agent !== pin.origin) {
-      throw new PushRefused("notification-token", "the x-a2a-notification-token is not one this gatekeeper issued to this agent");
+      throw new PushRefused("notification-token", `the ${NOTIFICATION_TOKEN_HEADER} is not one this gatekeeper issued to this agent`);
     }
 
     // 3. Only now the body.
-    const contentType = String(req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+    const contentType = String(req.headers["content-type"] ?? "")
+      .split(";")[0]
+      .trim()
+      .toLowerCase();
     if (contentType !== A2A_JSON && contentType !== "application/json") {
       throw new PushRefused("content-type", `a push is ${A2A_JSON}, got ${JSON.stringify(contentType)}`, 415);
     }
@@ -194,26 +203,19 @@ export async function startGatekeeper({ stateDir, port, unpinHint = "npm start -
     if (!taskId) throw new PushRefused("body", "the pushed task has no id", 400);
     // 4. A token is good for the one task it was first used for.
     if (!tokens.bind(notificationToken, taskId)) {
-      throw new PushRefused("notification-token", "the x-a2a-notification-token was issued for another task");
+      throw new PushRefused("notification-token", `the ${NOTIFICATION_TOKEN_HEADER} was issued for another task`);
     }
     return { agent: pin.origin, tenant: record.tenant, identityKey: record.identityKey, messageId: record.messageId, kind, taskId, state, body, dedupeKey };
   }
 
   /**
-   * A gatekeeper token for one call to an agent (CONTRACT.md §1).
+   * A gatekeeper token for one call to an agent (docs/protocol.md "The gatekeeper token").
    * @param {{ audience: string, tenant: string, identity: { key: string, name?: string, kind?: string, workspaceId?: string }, ttlSeconds?: number }} options
    */
   function mint({ audience, tenant, identity, ttlSeconds = 300 }) {
     if (typeof tenant !== "string" || tenant === "") throw new TypeError("mint: a tenant is required (a token without one is refused)");
     if (!identity || typeof identity.key !== "string" || identity.key === "") throw new TypeError("mint: identity.key is required");
-    const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ [TENANT_CLAIM]: tenant, [IDENTITY_CLAIM]: identity })
-      .setProtectedHeader({ alg: "EdDSA", typ: "JWT", kid: key.kid, jku: jwksUrl })
-      .setIssuer(origin)
-      .setAudience(audience)
-      .setIssuedAt(now)
-      .setExpirationTime(now + ttlSeconds)
-      .sign(key.privateKey);
+    return makeGatekeeperToken({ key, gatekeeper: origin, endpoint: audience, tenant, identity, expiresIn: ttlSeconds });
   }
 
   /**
@@ -263,7 +265,8 @@ export async function startGatekeeper({ stateDir, port, unpinHint = "npm start -
     const agent = agents.get(agentOrigin);
     if (!agent) throw new RegistrationFailed(`register the agent at ${agentOrigin} before its tenants`);
     const reply = await jsonRpc(agent.endpoint, await mint({ audience: agent.endpoint, tenant, identity, ttlSeconds: 60 }), "GetExtendedAgentCard", { tenant });
-    if (reply.error) throw new RegistrationFailed(`GetExtendedAgentCard for tenant ${JSON.stringify(tenant)} failed: ${reply.error.message} (${reply.error.code})`);
+    if (reply.error)
+      throw new RegistrationFailed(`GetExtendedAgentCard for tenant ${JSON.stringify(tenant)} failed: ${reply.error.message} (${reply.error.code})`);
     const card = reply.result;
     const where = `${tenant}'s extended card`;
     const { header } = cardSignatureOn(card, agent.origin, where);
@@ -291,7 +294,9 @@ export async function startGatekeeper({ stateDir, port, unpinHint = "npm start -
     const presented = await fetchCardKey(header).catch(() => undefined);
     if (presented && presented.x !== pin.x) changes.push(`public key ${pin.thumbprint} → ${await thumbprintOf(presented.x)} (RFC 7638 thumbprints)`);
     if (changes.length === 0) {
-      throw new RegistrationFailed(`${where} does not verify against the key pinned for ${pin.origin} (kid ${pin.kid}), although the agent still publishes that key: the card was altered`);
+      throw new RegistrationFailed(
+        `${where} does not verify against the key pinned for ${pin.origin} (kid ${pin.kid}), although the agent still publishes that key: the card was altered`,
+      );
     }
     throw new PinMismatch({
       origin: pin.origin,
@@ -403,32 +408,30 @@ async function fetchJson(url, what) {
   }
 }
 
-/** One JSON-RPC call with a gatekeeper token; resolves to the JSON-RPC reply (result or error). */
+/**
+ * One JSON-RPC call with a gatekeeper token, `params` as given (name the
+ * tenant in them); resolves to the JSON-RPC reply (result or error). Throws
+ * when the agent refused the token (HTTP 401), when the answer is no JSON-RPC
+ * reply, and when `timeoutMs` passes first.
+ * @param {string} endpoint
+ * @param {string} token
+ * @param {string} method
+ * @param {Record<string, unknown>} params
+ * @param {{ timeoutMs?: number }} [options]
+ * @returns {Promise<import("../../src/testing/rpc-client.ts").JsonRpcReply>}
+ */
 export async function jsonRpc(endpoint, token, method, params, { timeoutMs = 15_000 } = {}) {
-  const response = await fetch(endpoint, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${token}`, "A2A-Version": "1.0", "Content-Type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: crypto.randomUUID(), method, params }),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const text = await response.text();
-  let reply;
-  try {
-    reply = JSON.parse(text);
-  } catch {
-    reply = undefined;
+  const { status, text, json, reply } = await postRpc(endpoint, rpcBody(method, params), { token, timeoutMs });
+  if (status === 401) {
+    const description = /** @type {{ error_description?: string } | undefined} */ (json)?.error_description;
+    throw new Error(`${method}: the agent refused the gatekeeper's token (HTTP 401): ${description ?? text.slice(0, 300)}`);
   }
-  if (response.status === 401) {
-    throw new Error(`${method}: the agent refused the gatekeeper's token (HTTP 401): ${reply?.error_description ?? text.slice(0, 300)}`);
-  }
-  if (!reply || typeof reply !== "object" || (reply.result === undefined && reply.error === undefined)) {
-    throw new Error(`${method}: the agent answered HTTP ${response.status} with no JSON-RPC reply: ${text.slice(0, 300)}`);
-  }
+  if (!reply) throw new Error(`${method}: the agent answered HTTP ${status} with no JSON-RPC reply: ${text.slice(0, 300)}`);
   return reply;
 }
 
 /** What kind of StreamResponse a push is, which task it is about, and its dedupe key. */
-export function describePush(body) {
+function describePush(body) {
   if (body && typeof body === "object" && body.task && typeof body.task === "object") {
     const state = body.task.status?.state;
     return { kind: "task", taskId: body.task.id, state, dedupeKey: `${body.task.id}\ntask\n${state}` };
@@ -444,7 +447,10 @@ export function describePush(body) {
 
 function refusedJwt(error, pushUrl) {
   if (error instanceof joseErrors.JWTExpired) {
-    return new PushRefused(error.claim === "iat" ? "iat" : "exp", error.claim === "iat" ? "the callback token was issued too long ago" : "the callback token has expired");
+    return new PushRefused(
+      error.claim === "iat" ? "iat" : "exp",
+      error.claim === "iat" ? "the callback token was issued too long ago" : "the callback token has expired",
+    );
   }
   if (error instanceof joseErrors.JWTClaimValidationFailed) {
     if (error.claim === "aud") return new PushRefused("aud", `the callback token's aud must be exactly ${pushUrl}`);

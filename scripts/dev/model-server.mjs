@@ -44,7 +44,9 @@ export async function startStandInModel({ port, delayMs = 0, onCall }) {
       request = JSON.parse(await readBody(req, MAX_BODY));
     } catch (error) {
       const tooLarge = error instanceof BodyTooLarge;
-      return sendJson(res, tooLarge ? 413 : 400, openAiError(tooLarge ? error.message : "the body is not JSON", "invalid_request_error"), { Connection: "close" });
+      return sendJson(res, tooLarge ? 413 : 400, openAiError(tooLarge ? error.message : "the body is not JSON", "invalid_request_error"), {
+        Connection: "close",
+      });
     }
     let reply;
     try {

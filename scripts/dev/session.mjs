@@ -3,17 +3,11 @@
 // SendMessage carries a push config pointing back at the gatekeeper with a
 // notification token of its own, and answers arrive only as verified pushes.
 import { randomUUID } from "node:crypto";
+import { TERMINAL_STATE_NAMES } from "../../src/a2a/wire.ts";
 import { jsonRpc } from "./gatekeeper.mjs";
 
 /** States in which a turn waits no longer: terminal, or interrupted for the caller. */
-const ENDS_TURN = new Set([
-  "TASK_STATE_COMPLETED",
-  "TASK_STATE_FAILED",
-  "TASK_STATE_CANCELED",
-  "TASK_STATE_REJECTED",
-  "TASK_STATE_INPUT_REQUIRED",
-  "TASK_STATE_AUTH_REQUIRED",
-]);
+const ENDS_TURN = new Set([...TERMINAL_STATE_NAMES, "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"]);
 
 export class RpcFailed extends Error {
   name = "RpcFailed";
@@ -76,6 +70,7 @@ export function createSession({ gatekeeper, agent, identity }) {
     const token = gatekeeper.issueNotificationToken({ agent: agent.origin, tenant, identityKey: identity.key, messageId });
     let resolve;
     const done = new Promise((r) => (resolve = r));
+    /** @type {{ resolve: (end: TurnEnd) => void, statusListeners: Array<(text: string, state: string) => void> }} */
     const entry = { resolve, statusListeners: [] };
     turns.set(messageId, entry);
     let result;
@@ -112,7 +107,11 @@ export function createSession({ gatekeeper, agent, identity }) {
 
 /** The answer a task carries: its artifacts' text when completed, else its status message. */
 export function replyText(task) {
-  const fromArtifacts = (task?.artifacts ?? []).flatMap((a) => a?.parts ?? []).map(partText).filter(Boolean).join("\n");
+  const fromArtifacts = (task?.artifacts ?? [])
+    .flatMap((a) => a?.parts ?? [])
+    .map(partText)
+    .filter(Boolean)
+    .join("\n");
   if (task?.status?.state === "TASK_STATE_COMPLETED" && fromArtifacts) return fromArtifacts;
   return messageText(task?.status?.message) || fromArtifacts;
 }
@@ -129,5 +128,8 @@ function partText(part) {
 
 /** `TASK_STATE_INPUT_REQUIRED` → `input required`. */
 export function stateLabel(state) {
-  return String(state ?? "unknown").replace(/^TASK_STATE_/, "").toLowerCase().replace(/_/g, " ");
+  return String(state ?? "unknown")
+    .replace(/^TASK_STATE_/, "")
+    .toLowerCase()
+    .replace(/_/g, " ");
 }

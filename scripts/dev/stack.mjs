@@ -33,12 +33,26 @@ export class StackStopped extends Error {
  * @param {string} root
  * @param {string} [home]
  */
-export function stackPaths(root, home) {
+function stackPaths(root, home) {
   if (home) {
-    return { stateDir: home, gatekeeperDir: join(home, "gatekeeper"), devVarsFile: join(home, "dev.vars"), secretsFile: join(home, "wrangler-secrets.env"), persistTo: join(home, "wrangler-state"), logFile: join(home, "wrangler.log") };
+    return {
+      stateDir: home,
+      gatekeeperDir: join(home, "gatekeeper"),
+      devVarsFile: join(home, "dev.vars"),
+      secretsFile: join(home, "wrangler-secrets.env"),
+      persistTo: join(home, "wrangler-state"),
+      logFile: join(home, "wrangler.log"),
+    };
   }
   const stateDir = join(root, ".dev");
-  return { stateDir, gatekeeperDir: join(stateDir, "gatekeeper"), devVarsFile: join(root, ".dev.vars"), secretsFile: join(stateDir, "wrangler-secrets.env"), persistTo: undefined, logFile: join(stateDir, "wrangler.log") };
+  return {
+    stateDir,
+    gatekeeperDir: join(stateDir, "gatekeeper"),
+    devVarsFile: join(root, ".dev.vars"),
+    secretsFile: join(stateDir, "wrangler-secrets.env"),
+    persistTo: undefined,
+    logFile: join(stateDir, "wrangler.log"),
+  };
 }
 
 /**
@@ -107,7 +121,8 @@ export function createStack(options) {
     // GATEKEEPER_ORIGINS: what the file lists, plus this gatekeeper (a --var wins over the file).
     const listed = devVars.gatekeeperOrigins ?? [];
     const origins = listed.includes(gatekeeper.origin) ? listed : [...listed, gatekeeper.origin];
-    if (!listed.includes(gatekeeper.origin)) progress(`note        ${gatekeeper.origin} is not in GATEKEEPER_ORIGINS of ${rel(devVars.file)}: added for this run`);
+    if (!listed.includes(gatekeeper.origin))
+      progress(`note        ${gatekeeper.origin} is not in GATEKEEPER_ORIGINS of ${rel(devVars.file)}: added for this run`);
     const vars = { GATEKEEPER_ORIGINS: JSON.stringify(origins) };
     /** @type {Record<string, string>} */
     let secrets = {};
@@ -148,7 +163,8 @@ export function createStack(options) {
     await worker.ready(devVars.signingKey, options.readyTimeoutMs ?? READY_TIMEOUT_MS);
     check();
 
-    if (options.unpin && gatekeeper.unpin(worker.origin)) progress(`unpinned    forgot the key pinned for ${worker.origin}; the key it presents now is pinned below`);
+    if (options.unpin && gatekeeper.unpin(worker.origin))
+      progress(`unpinned    forgot the key pinned for ${worker.origin}; the key it presents now is pinned below`);
     const agent = await gatekeeper.registerAgent(worker.origin);
     check();
     progress(
@@ -189,7 +205,7 @@ export function createStack(options) {
  * (in the environment or in the dev secrets file); otherwise the stand-in.
  * What the environment sets is passed on: the key and the base URL (which
  * may carry credentials) as `secrets`, model names as `vars`.
- * @returns {Promise<{ kind: "stand-in" | "openai-compatible", baseUrl?: string, model?: string, source?: string, vars?: Record<string, string>, secrets?: Record<string, string> }>}
+ * @returns {Promise<{ kind: "stand-in" | "openai-compatible", baseUrl?: string, model?: string, source?: string, vars?: Record<string, string>, secrets?: Record<string, string>, delayMs?: number }>}
  */
 export async function chooseModel(env, devVars) {
   const fromEnv = (name) => (env[name] ? env[name] : undefined);
@@ -203,7 +219,8 @@ export async function chooseModel(env, devVars) {
   } catch {
     throw new Error(`OPENAI_BASE_URL (from the ${source}) is not a URL`);
   }
-  if (parsed.username || parsed.password) throw new Error(`OPENAI_BASE_URL (from the ${source}) holds a user or password before the host: put the key in OPENAI_API_KEY instead`);
+  if (parsed.username || parsed.password)
+    throw new Error(`OPENAI_BASE_URL (from the ${source}) holds a user or password before the host: put the key in OPENAI_API_KEY instead`);
   /** @type {Record<string, string>} */
   const vars = {};
   /** @type {Record<string, string>} */
@@ -224,7 +241,14 @@ export async function chooseModel(env, devVars) {
     vars.OPENAI_MODEL = model;
     picked = true;
   }
-  return { kind: "openai-compatible", baseUrl, model, source: picked ? `${source}; first model the endpoint lists, set OPENAI_MODEL to choose` : source, vars, secrets };
+  return {
+    kind: "openai-compatible",
+    baseUrl,
+    model,
+    source: picked ? `${source}; first model the endpoint lists, set OPENAI_MODEL to choose` : source,
+    vars,
+    secrets,
+  };
 }
 
 async function firstListedModel(baseUrl, apiKey) {
@@ -234,12 +258,14 @@ async function firstListedModel(baseUrl, apiKey) {
       headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {},
       signal: AbortSignal.timeout(MODEL_LIST_TIMEOUT_MS),
     });
-    const body = await response.json();
+    const body = /** @type {any} */ (await response.json());
     const id = body?.data?.[0]?.id;
     if (response.ok && typeof id === "string") return id;
     throw new Error(`HTTP ${response.status}, no model listed`);
   } catch (error) {
-    throw new Error(`OPENAI_BASE_URL is set (${shownUrl(baseUrl)}) but OPENAI_MODEL is not, and ${shownUrl(url)} could not be listed (${error.cause?.code ?? error.cause?.message ?? error.message}): set OPENAI_MODEL to the model to use`);
+    throw new Error(
+      `OPENAI_BASE_URL is set (${shownUrl(baseUrl)}) but OPENAI_MODEL is not, and ${shownUrl(url)} could not be listed (${error.cause?.code ?? error.cause?.message ?? error.message}): set OPENAI_MODEL to the model to use`,
+    );
   }
 }
 
@@ -251,7 +277,7 @@ function describeModel(model) {
 }
 
 /** A URL as it may be printed: its query and fragment (where a gateway's key often rides) shown as `?…`. */
-export function shownUrl(url) {
+function shownUrl(url) {
   try {
     const parsed = new URL(url);
     return `${parsed.origin}${parsed.pathname}${parsed.search || parsed.hash ? "?…" : ""}`;

@@ -19,7 +19,7 @@
 //   - results of delegated subtasks in
 //     the conversation (a line starting
 //     `[round N] `, as the core renders
-//     them)                              → a text answer, never a second
+//     them: ROUND_RESULT_PATTERN)        → a text answer, never a second
 //       delegation.
 //
 // So an agent loop driven by the stand-in always ends: at most one tool round
@@ -30,14 +30,13 @@
 // else a page the stand-in serves itself (`options.pageOrigin`) — so nothing
 // the stand-in asks for makes an agent reach past this machine. The HTTP side
 // (non-streaming and `stream: true`, and those pages) is in model-server.mjs.
+import { ROUND_RESULT_PATTERN } from "../../src/a2a/wire.ts";
 
 export const STANDIN_MARK = "[offline stand-in model]";
 export const STANDIN_MODEL_ID = "offline-stand-in";
 
 const DELEGATE_TOOL = /^delegate|delegat/i;
 const CLOCK_TOOL = /time|clock|date|^now$/i;
-/** How the core renders the results of delegated subtasks for the next round. */
-const DELEGATION_RESULTS = /^\[round \d+\] /m;
 
 /**
  * @typedef {{ role: string, content?: unknown, tool_calls?: ToolCall[], tool_call_id?: string, name?: string }} ChatMessage
@@ -60,21 +59,24 @@ export function standInReply(request, options = {}) {
   const agent = agentName(messages);
   const lastUser = findLastIndex(messages, (m) => m.role === "user");
   // What the person asked: the last user message that is not a block of subtask results.
-  const asked = findLastIndex(messages, (m) => m.role === "user" && !DELEGATION_RESULTS.test(textOf(m.content)));
+  const asked = findLastIndex(messages, (m) => m.role === "user" && !ROUND_RESULT_PATTERN.test(textOf(m.content)));
   const userText = asked >= 0 ? textOf(messages[asked].content).trim() : "";
   const sinceUser = messages.slice(lastUser + 1);
 
   // Tool results after the user's message: answer from them.
   if (sinceUser.some((m) => m.role === "tool")) return text(answerFromTools(agent, userText, sinceUser));
 
-  const delegated = messages.some((m) => DELEGATION_RESULTS.test(textOf(m.content)));
+  const delegated = messages.some((m) => ROUND_RESULT_PATTERN.test(textOf(m.content)));
   const tool = chooseTool(request.tools, request.tool_choice, { mayDelegate: !delegated });
   if (tool) {
     const call = {
       // Deterministic: the n-th assistant message of this conversation.
       id: `call_standin_${messages.filter((m) => m.role === "assistant").length + 1}`,
       type: /** @type {const} */ ("function"),
-      function: { name: tool.function.name, arguments: JSON.stringify(argumentsFor(tool, { userText, url: loopbackUrl(messages, userText, options.pageOrigin) })) },
+      function: {
+        name: tool.function.name,
+        arguments: JSON.stringify(argumentsFor(tool, { userText, url: loopbackUrl(messages, userText, options.pageOrigin) })),
+      },
     };
     return { content: null, toolCalls: [call], finishReason: "tool_calls" };
   }
@@ -84,7 +86,10 @@ export function standInReply(request, options = {}) {
 
 /** Rough token count for `usage`: words, at least one. */
 export function roughTokens(value) {
-  const words = String(value ?? "").trim().split(/\s+/).filter(Boolean).length;
+  const words = String(value ?? "")
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean).length;
   return Math.max(1, words);
 }
 
@@ -97,6 +102,10 @@ export function textOf(content) {
   return "";
 }
 
+/**
+ * @param {string} content
+ * @returns {StandInReply}
+ */
 function text(content) {
   return { content, toolCalls: [], finishReason: "stop" };
 }
@@ -125,7 +134,7 @@ function agentName(messages) {
  * @param {{ mayDelegate: boolean }} options
  */
 function chooseTool(tools, toolChoice, { mayDelegate }) {
-  const offered = (Array.isArray(tools) ? tools : []).filter((t) => t && t.function && typeof t.function.name === "string");
+  const offered = (Array.isArray(tools) ? tools : []).filter((t) => typeof t?.function?.name === "string");
   if (offered.length === 0 || toolChoice === "none") return undefined;
   const named = /** @type {{ function?: { name?: string } }} */ (toolChoice)?.function?.name;
   if (named) return offered.find((t) => t.function.name === named);
@@ -143,7 +152,8 @@ function chooseTool(tools, toolChoice, { mayDelegate }) {
  *
  * A delegation tool whose items are `{type, params}` gets the first subtask
  * type its description lists, in the form the core's delegate tool writes
- * them: a line `- <type>: <description>` followed by `  params: <JSON schema>`.
+ * them (its `catalogue`): a JSON array of `{ type, description, params }`,
+ * `params` a JSON Schema, on a line of the description.
  */
 function argumentsFor(tool, { userText, url }) {
   const catalogue = subtaskCatalogue(tool.function.description ?? "");
@@ -151,25 +161,22 @@ function argumentsFor(tool, { userText, url }) {
   return args && typeof args === "object" && !Array.isArray(args) ? args : {};
 }
 
-/** `- research: Looks a question up\n  params: {"type":"object",…}` → [{ key, params }]. */
+/** `…\n[{"type":"research","description":"…","params":{"type":"object",…}}]` → [{ key, params }]. */
 function subtaskCatalogue(description) {
-  const entries = [];
-  const lines = description.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const head = /^\s*-\s+([\w.:-]+):/.exec(lines[i]);
-    if (!head) continue;
-    let params;
-    const next = /^\s+params:\s*(\{.*\})\s*$/.exec(lines[i + 1] ?? "");
-    if (next) {
-      try {
-        params = JSON.parse(next[1]);
-      } catch {
-        params = undefined;
-      }
+  for (const line of description.split("\n")) {
+    const start = line.indexOf("[{");
+    if (start < 0) continue;
+    let listed;
+    try {
+      listed = JSON.parse(line.slice(start));
+    } catch {
+      continue;
     }
-    entries.push({ key: head[1], params });
+    if (Array.isArray(listed) && listed.every((t) => t && typeof t === "object" && typeof t.type === "string")) {
+      return listed.map((t) => ({ key: t.type, params: t.params && typeof t.params === "object" ? t.params : undefined }));
+    }
   }
-  return entries;
+  return [];
 }
 
 function fill(schema, name, ctx, depth) {
@@ -179,7 +186,7 @@ function fill(schema, name, ctx, depth) {
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
   const options = schema.anyOf ?? schema.oneOf;
   if (Array.isArray(options) && options.length > 0) return fill(options.find((o) => o?.type !== "null") ?? options[0], name, ctx, depth + 1);
-  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type ?? (schema.properties ? "object" : undefined);
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : (schema.type ?? (schema.properties ? "object" : undefined));
   switch (type) {
     case "object": {
       const properties = schema.properties ?? {};
@@ -223,7 +230,12 @@ const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
  * gets a page path. Never anything beyond this machine.
  */
 function loopbackUrl(messages, userText, pageOrigin) {
-  const slug = userText.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60) || "page";
+  const slug =
+    userText
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 60) || "page";
   const texts = [userText, ...messages.filter((m) => m.role === "system" || m.role === "developer").map((m) => textOf(m.content))];
   for (const text of texts) {
     for (const [candidate] of text.matchAll(/https?:\/\/[^\s"'<>),;]+/g)) {
@@ -257,9 +269,9 @@ function answerFromTools(agent, userText, messages) {
 function answerFromDelegation(agent, userText, messages) {
   const reports = messages
     .map((m) => textOf(m.content))
-    .filter((content) => DELEGATION_RESULTS.test(content))
-    .map((content) => content.slice(content.search(DELEGATION_RESULTS)));
-  const count = reports.join("\n").match(new RegExp(DELEGATION_RESULTS.source, "gm"))?.length ?? 0;
+    .filter((content) => ROUND_RESULT_PATTERN.test(content))
+    .map((content) => content.slice(content.search(ROUND_RESULT_PATTERN)));
+  const count = reports.join("\n").match(new RegExp(ROUND_RESULT_PATTERN.source, "gm"))?.length ?? 0;
   return `${STANDIN_MARK} ${who(agent)} here. You asked: "${quote(userText, 160)}". ${count} delegated subtask${count === 1 ? "" : "s"} reported: ${quote(reports.join(" "), 400)}`;
 }
 

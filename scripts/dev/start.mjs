@@ -82,7 +82,8 @@ if (values.help) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-if (positionals.length > 0 && values.once === undefined) fail(`unexpected argument ${JSON.stringify(positionals[0])}: to send one turn, use --once "text" (npm start -- --help lists the options)`);
+if (positionals.length > 0 && values.once === undefined)
+  fail(`unexpected argument ${JSON.stringify(positionals[0])}: to send one turn, use --once "text" (npm start -- --help lists the options)`);
 const onceText = values.once === undefined ? undefined : [values.once, ...positionals].join(" ").trim();
 if (onceText === "") fail("--once needs the text to send");
 const tenant = values.tenant ?? REFERENCE_TENANTS[0];
@@ -105,8 +106,22 @@ const once = onceText !== undefined;
 // Progress quotes the agent, the model endpoint and wrangler's log: shown, never obeyed by the terminal.
 const info = (line) => (once ? process.stderr : process.stdout).write(`${printable(line)}\n`);
 
-const unpinHint = ["npm start --", ...(home ? ["--home", values.home] : []), ...(ports.worker !== DEFAULT_PORTS.worker ? ["--port", String(ports.worker)] : []), "--unpin"].join(" ");
-const stack = createStack({ root: ROOT, home, ports, identity, unpin: values.unpin, unpinHint, standInDelayMs: standInDelayS * 1000, onProgress: (line) => info(`  ${line}`) });
+const unpinHint = [
+  "npm start --",
+  ...(home ? ["--home", values.home] : []),
+  ...(ports.worker !== DEFAULT_PORTS.worker ? ["--port", String(ports.worker)] : []),
+  "--unpin",
+].join(" ");
+const stack = createStack({
+  root: ROOT,
+  home,
+  ports,
+  identity,
+  unpin: values.unpin,
+  unpinHint,
+  standInDelayMs: standInDelayS * 1000,
+  onProgress: (line) => info(`  ${line}`),
+});
 
 let exiting = false;
 let chat;
@@ -134,7 +149,7 @@ process.on("SIGINT", () => void shutdown(130, "\ninterrupted: stopping…"));
 process.on("SIGTERM", () => void shutdown(143, "terminated: stopping…"));
 process.on("SIGHUP", () => void shutdown(129));
 process.on("uncaughtException", (error) => void shutdown(1, `unexpected error: ${error.stack ?? error}`));
-process.on("unhandledRejection", (error) => void shutdown(1, `unexpected error: ${error?.stack ?? error}`));
+process.on("unhandledRejection", (/** @type {any} */ error) => void shutdown(1, `unexpected error: ${error?.stack ?? error}`));
 
 info(`Dynamic Agents — local stack${once ? "" : " and chat"} (Ctrl-C stops everything)`);
 let started;

@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { jwksUrlOf } from "../../src/a2a/wire.ts";
 import { formatEnvFile } from "./dev-vars.mjs";
 
 const TAIL_LINES = 80;
@@ -28,10 +29,13 @@ export function wranglerArgs({ port, inspectorPort, vars = {}, envFiles = [], pe
   return [
     "dev",
     "--local",
-    "--ip", "127.0.0.1",
-    "--port", String(port),
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
     // The default inspector port is fixed: another dev session on it would stop this one from starting.
-    "--inspector-port", String(inspectorPort),
+    "--inspector-port",
+    String(inspectorPort),
     "--show-interactive-dev-session=false",
     ...envFiles.flatMap((file) => ["--env-file", file]),
     ...(persistTo ? ["--persist-to", persistTo] : []),
@@ -126,10 +130,11 @@ export function spawnWrangler({ root, port, inspectorPort, vars = {}, secrets = 
      */
     async ready(expected, timeoutMs) {
       const deadline = Date.now() + timeoutMs;
-      const url = `${origin}/.well-known/jwks.json`;
+      const url = jwksUrlOf(origin);
       let last = "no answer yet";
       while (Date.now() < deadline) {
-        if (state.exited) throw new Error(`wrangler dev exited (${JSON.stringify(state.exited)}) before the Worker was ready; ${logName} ends:\n${tail.slice(-25).join("\n")}`);
+        if (state.exited)
+          throw new Error(`wrangler dev exited (${JSON.stringify(state.exited)}) before the Worker was ready; ${logName} ends:\n${tail.slice(-25).join("\n")}`);
         try {
           const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
           const body = await response.text();
@@ -145,7 +150,9 @@ export function spawnWrangler({ root, port, inspectorPort, vars = {}, secrets = 
         }
         await sleep(250);
       }
-      throw new Error(`the Worker did not serve ${url} within ${Math.round(timeoutMs / 1000)} s (last: ${last}); ${logName} ends:\n${tail.slice(-25).join("\n")}`);
+      throw new Error(
+        `the Worker did not serve ${url} within ${Math.round(timeoutMs / 1000)} s (last: ${last}); ${logName} ends:\n${tail.slice(-25).join("\n")}`,
+      );
     },
     /** SIGTERM to the whole group, SIGKILL if it lingers; resolves to whether anything of it is left. */
     stop() {

@@ -54,10 +54,7 @@ export function validateManifest(manifest: AgentManifest, tenant?: string): Agen
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const [name, label] = tenant === undefined ? ["deployment", "the deployment (stub card)"] : [`tenants.${tenant}`, `tenant ${JSON.stringify(tenant)}`];
-    throw new ConfigError(
-      { kind: "manifest", name },
-      `The card manifest of ${label} is invalid at ${issue.path.join(".") || "(root)"}: ${issue.message}`,
-    );
+    throw new ConfigError({ kind: "manifest", name }, `The card manifest of ${label} is invalid at ${issue.path.join(".") || "(root)"}: ${issue.message}`);
   }
   return manifest;
 }

@@ -77,8 +77,7 @@ function restoreRequired(value: Record<string, unknown>, shape: Shape): void {
   }
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
 
 /**
  * The bytes an AgentCard signature covers (A2A §8.4.1): the card's proto-JSON

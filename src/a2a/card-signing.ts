@@ -13,11 +13,7 @@ export interface CardSignature {
  * payload over the §8.4.1 canonical form. `jku` lets a verifier find the key
  * from the card alone; `kid` picks it out of that JWKS.
  */
-export async function signCard<T extends Record<string, unknown>>(
-  cardWire: T,
-  key: SigningKey,
-  origin: string,
-): Promise<T & { signatures: CardSignature[] }> {
+export async function signCard<T extends Record<string, unknown>>(cardWire: T, key: SigningKey, origin: string): Promise<T & { signatures: CardSignature[] }> {
   const payload = new TextEncoder().encode(canonicalCardPayload(cardWire));
   const jws = await new FlattenedSign(payload)
     .setProtectedHeader({ alg: "EdDSA", typ: "JOSE", kid: key.kid, jku: `${origin}${JWKS_PATH}` })

@@ -17,8 +17,6 @@ import { PLATFORM_ERROR_DOMAIN } from "./wire.js";
 
 export const ErrorCode = A2A_ERROR_CODE;
 
-
-
 /** `google.rpc.ErrorInfo`, the entry of `error.data` that says which error this is (A2A 1.0 §9.5). */
 export interface ErrorInfo {
   "@type": typeof ERROR_INFO_TYPE;
@@ -57,12 +55,12 @@ function a2aErrorData(code: number, metadata?: Record<string, string>): ErrorInf
  */
 export class RpcError extends Error {
   override name = "RpcError";
-  readonly data?: unknown;
+  readonly data?: ErrorInfo[];
 
   constructor(
     readonly code: number,
     message: string,
-    data?: unknown,
+    data?: ErrorInfo[],
   ) {
     super(message);
     // Every A2A error carries its ErrorInfo, however it was built; data given
@@ -74,26 +72,23 @@ export class RpcError extends Error {
 export interface RpcErrorValue {
   code: number;
   message: string;
-  data?: unknown;
+  /** The errors' ErrorInfo (A2A 1.0 §9.5); JSON-RPC's own errors carry none. */
+  data?: ErrorInfo[];
 }
 
 export function toRpcErrorValue(error: RpcError): RpcErrorValue {
-  return error.data === undefined
-    ? { code: error.code, message: error.message }
-    : { code: error.code, message: error.message, data: error.data };
+  return error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data };
 }
 
 /** The ErrorInfo in an error's `data`, if it has one. */
 export function errorInfoOf(error: { data?: unknown }): ErrorInfo | undefined {
   if (!Array.isArray(error.data)) return undefined;
   return error.data.find(
-    (entry): entry is ErrorInfo =>
-      entry !== null && typeof entry === "object" && entry["@type"] === ERROR_INFO_TYPE && typeof entry.reason === "string",
+    (entry): entry is ErrorInfo => entry !== null && typeof entry === "object" && entry["@type"] === ERROR_INFO_TYPE && typeof entry.reason === "string",
   );
 }
 
-const a2aError = (code: number, message: string, metadata?: Record<string, string>) =>
-  new RpcError(code, message, a2aErrorData(code, metadata));
+const a2aError = (code: number, message: string, metadata?: Record<string, string>) => new RpcError(code, message, a2aErrorData(code, metadata));
 
 // ── A2A's errors ──────────────────────────────────────────────────────────
 
@@ -105,8 +100,7 @@ export const taskNotCancelable = (id: string, state: string) =>
 export const pushNotificationNotSupported = (message: string) => a2aError(ErrorCode.PUSH_NOTIFICATION_NOT_SUPPORTED, message);
 
 /** `metadata` travels in the ErrorInfo, e.g. `{ taskState }` for a message to a task that is busy. */
-export const unsupportedOperation = (message: string, metadata?: Record<string, string>) =>
-  a2aError(ErrorCode.UNSUPPORTED_OPERATION, message, metadata);
+export const unsupportedOperation = (message: string, metadata?: Record<string, string>) => a2aError(ErrorCode.UNSUPPORTED_OPERATION, message, metadata);
 
 export const contentTypeNotSupported = (message: string) => a2aError(ErrorCode.CONTENT_TYPE_NOT_SUPPORTED, message);
 
@@ -152,12 +146,13 @@ export function retryAfterOf(error: { data?: unknown }): number | undefined {
  * culprit and the check's code, never the configuration error's message:
  * that one is for the operator's logs and may quote what it refused.
  */
-export function agentStartFailed(tenant: string, error: ConfigError): RpcError {
+export function agentStartFailed(tenant: string | undefined, error: ConfigError): RpcError {
   const { kind, name } = error.culprit;
-  return platformError(
-    ErrorCode.INTERNAL_ERROR,
-    `The agent of tenant ${JSON.stringify(tenant)} could not start: its ${kind} ${JSON.stringify(name)} is misconfigured`,
-    AGENT_START_FAILED,
-    { tenant, culpritKind: kind, culpritName: name, code: error.code },
-  );
+  const agent = tenant === undefined ? "This tenant's agent" : `The agent of tenant ${JSON.stringify(tenant)}`;
+  return platformError(ErrorCode.INTERNAL_ERROR, `${agent} could not start: its ${kind} ${JSON.stringify(name)} is misconfigured`, AGENT_START_FAILED, {
+    ...(tenant === undefined ? {} : { tenant }),
+    culpritKind: kind,
+    culpritName: name,
+    code: error.code,
+  });
 }

@@ -39,7 +39,10 @@ function parseOrigins(raw: string): ReadonlySet<string> {
   try {
     value = JSON.parse(raw);
   } catch {
-    throw new ConfigError(GATEKEEPER_ORIGINS, `GATEKEEPER_ORIGINS is not JSON: write a JSON array such as ["https://gatekeeper.example.com"], got ${JSON.stringify(raw)}`);
+    throw new ConfigError(
+      GATEKEEPER_ORIGINS,
+      `GATEKEEPER_ORIGINS is not JSON: write a JSON array such as ["https://gatekeeper.example.com"], got ${JSON.stringify(raw)}`,
+    );
   }
   if (!Array.isArray(value) || value.length === 0) {
     throw new ConfigError(GATEKEEPER_ORIGINS, "GATEKEEPER_ORIGINS must be a non-empty JSON array of origins: with none, every call would be refused");
@@ -69,10 +72,7 @@ export function parseOrigin(entry: string, label: string, culprit: ConfigCulprit
     throw new ConfigError(culprit, `${label} ${JSON.stringify(entry)} must use https://`);
   }
   if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
-    throw new ConfigError(
-      culprit,
-      `${label} ${JSON.stringify(entry)} uses http:// on a non-loopback host: only 127.0.0.1, localhost and [::1] may use http`,
-    );
+    throw new ConfigError(culprit, `${label} ${JSON.stringify(entry)} uses http:// on a non-loopback host: only 127.0.0.1, localhost and [::1] may use http`);
   }
   // A bare trailing slash is how many people write an origin; anything more
   // (a path, a query, credentials) means the operator meant something else.

@@ -33,7 +33,6 @@ export { isLoopbackHost, loadGatekeeperOrigins } from "./gatekeeper-origins.js";
 export { jcs } from "./jcs.js";
 export { parseJsonRpc, type JsonRpcCall, type JsonRpcId, type ParsedCall } from "./jsonrpc.js";
 export { assertTextWithinLimit } from "./limits.js";
-export { settle, unwrap, type Outcome } from "./outcome.js";
 export { loadPreviousPublicKeys } from "./previous-keys.js";
 export {
   MAX_AUTH_CREDENTIALS_BYTES,
@@ -46,7 +45,7 @@ export {
   validatePushConfig,
 } from "./push-config.js";
 export { loadSigningKey, type PublicSigningJwk, type SigningKey } from "./signing-key.js";
-export { TERMINAL_STATES, isTerminal, parseStateName, stateName } from "./task-state.js";
+export { isTerminalName, parseStateName } from "./task-state.js";
 export { TokenRefused, verifyGatekeeperToken, type TokenCheck, type VerifiedCaller, type VerifyOptions } from "./verify-token.js";
 export {
   A2A_JSON,

@@ -8,9 +8,7 @@ export interface JsonRpcCall {
   params: Record<string, unknown>;
 }
 
-export type JsonRpcResponse =
-  | { jsonrpc: "2.0"; id: JsonRpcId; result: unknown }
-  | { jsonrpc: "2.0"; id: JsonRpcId; error: RpcErrorValue };
+export type JsonRpcResponse = { jsonrpc: "2.0"; id: JsonRpcId; result: unknown } | { jsonrpc: "2.0"; id: JsonRpcId; error: RpcErrorValue };
 
 export const rpcResult = (id: JsonRpcId, result: unknown): JsonRpcResponse => ({
   jsonrpc: "2.0",

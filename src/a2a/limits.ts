@@ -11,8 +11,6 @@ export function assertTextWithinLimit(message: Message): void {
   for (const part of message.parts) if (part.content?.$case === "text") text += part.content.value;
   const bytes = new TextEncoder().encode(text.trim()).byteLength;
   if (bytes > MAX_TEXT_BYTES) {
-    throw invalidParams(
-      `Message text is ${bytes.toLocaleString("en-US")} bytes of UTF-8; the limit is 262,144 bytes`,
-    );
+    throw invalidParams(`Message text is ${bytes.toLocaleString("en-US")} bytes of UTF-8; the limit is 262,144 bytes`);
   }
 }

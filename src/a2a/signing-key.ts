@@ -55,9 +55,7 @@ async function parseSigningKey(secret: string): Promise<SigningKey> {
     throw refuse("A2A_SIGNING_KEY must be a JSON object (a private Ed25519 JWK)");
   }
   if (jwk.kty !== "OKP" || jwk.crv !== "Ed25519") {
-    throw refuse(
-      `A2A_SIGNING_KEY must be an Ed25519 key (kty "OKP", crv "Ed25519"), got kty ${JSON.stringify(jwk.kty)} crv ${JSON.stringify(jwk.crv)}`,
-    );
+    throw refuse(`A2A_SIGNING_KEY must be an Ed25519 key (kty "OKP", crv "Ed25519"), got kty ${JSON.stringify(jwk.kty)} crv ${JSON.stringify(jwk.crv)}`);
   }
   if (typeof jwk.d !== "string" || jwk.d === "") {
     throw refuse("A2A_SIGNING_KEY has no private part (`d`): set the private JWK, not the public one");

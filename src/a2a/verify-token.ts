@@ -5,14 +5,7 @@ import { IDENTITY_CLAIM, JWKS_PATH, MAX_TOKEN_LIFETIME_SECONDS, TENANT_CLAIM } f
 import { GatekeeperJwksUnavailable, type GatekeeperJwks } from "./gatekeeper-jwks.js";
 
 /** Which check refused a token; the order of this list is the order they run in. */
-export type TokenCheck =
-  | "bearer"
-  | "jku-present"
-  | "jku-allowlisted"
-  | "iss-matches-jku"
-  | "signature"
-  | "tenant-claim"
-  | "identity-claim";
+export type TokenCheck = "bearer" | "jku-present" | "jku-allowlisted" | "iss-matches-jku" | "signature" | "tenant-claim" | "identity-claim";
 
 /** The stable code of each check's refusal. */
 const CHECK_CODES: Readonly<Record<TokenCheck, string>> = {
@@ -86,10 +79,7 @@ export async function verifyGatekeeperToken(token: string, options: VerifyOption
   // fragment on a gatekeeper origin would otherwise cost a fetch each.
   const jkuOrigin = originOf(header.jku);
   if (jkuOrigin === undefined || !options.allowlist.has(jkuOrigin) || header.jku !== `${jkuOrigin}${JWKS_PATH}`) {
-    throw new TokenRefused(
-      "jku-allowlisted",
-      `the token's \`jku\` must be exactly <origin>${JWKS_PATH} for an allowlisted gatekeeper origin`,
-    );
+    throw new TokenRefused("jku-allowlisted", `the token's \`jku\` must be exactly <origin>${JWKS_PATH} for an allowlisted gatekeeper origin`);
   }
   // Our own key set signs the caller tokens this deployment sends to other
   // agents (`signCallerToken`): one replayed back at us is never a

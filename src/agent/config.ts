@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ConfigError } from "../errors/index.js";
 
 /**
  * What an agent may configure, with the values core uses when it does not.
@@ -6,14 +7,14 @@ import { z } from "zod";
  */
 const configSchema = z.strictObject({
   model: z
-    .object({
+    .strictObject({
       chatModelId: z.string().min(1).default("@cf/meta/llama-3.3-70b-instruct-fp8-fast"),
       fallbackChatModelId: z.string().min(1).optional(),
       timeoutMs: z.number().int().min(1_000).max(600_000).default(60_000),
     })
     .prefault({}),
   turn: z
-    .object({
+    .strictObject({
       /** Model steps (tool round trips) one turn may take. */
       maxSteps: z.number().int().min(1).max(64).default(8),
       /** Total tokens (input + output) one turn may spend before it must stop. */
@@ -21,7 +22,7 @@ const configSchema = z.strictObject({
     })
     .prefault({}),
   history: z
-    .object({
+    .strictObject({
       /** Compaction folds older messages into a summary once history passes this estimate. */
       compactAfterTokens: z.number().int().min(512).default(24_000),
       /** The recent tail kept verbatim by a compaction. */
@@ -39,10 +40,18 @@ const configSchema = z.strictObject({
     })
     .prefault({}),
   workspace: z
-    .object({
+    .strictObject({
       maxFiles: z.number().int().min(1).default(256),
-      maxFileBytes: z.number().int().min(1).default(1024 * 1024),
-      maxTotalBytes: z.number().int().min(1).default(16 * 1024 * 1024),
+      maxFileBytes: z
+        .number()
+        .int()
+        .min(1)
+        .default(1024 * 1024),
+      maxTotalBytes: z
+        .number()
+        .int()
+        .min(1)
+        .default(16 * 1024 * 1024),
     })
     .prefault({}),
 });
@@ -51,21 +60,29 @@ export type AgentConfig = z.output<typeof configSchema>;
 export type AgentConfigInput = z.input<typeof configSchema>;
 
 /**
- * Validates an agent's overrides and fills in the defaults. Throws one
- * sentence naming every offending field, so a typo in `agentConfig()` is
- * read at start-up rather than guessed at from a failed turn.
+ * Validates an agent's overrides and fills in the defaults. Every object is
+ * strict, so a misspelt key (`turn.maxStep`) is refused by name at start-up
+ * rather than silently ignored; the error names the first offending field as
+ * its culprit and lists every problem.
  */
 export function resolveConfig(input: AgentConfigInput = {}): AgentConfig {
   const result = configSchema.safeParse(input);
   if (result.success) {
     const config = result.data;
     if (config.history.keepRecentTokens >= config.history.compactAfterTokens) {
-      throw new Error(
+      throw new ConfigError(
+        { kind: "config", name: "history.keepRecentTokens" },
         `agentConfig(): history.keepRecentTokens (${config.history.keepRecentTokens}) must be below history.compactAfterTokens (${config.history.compactAfterTokens}), or compaction could never shorten anything`,
       );
     }
     return config;
   }
-  const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`);
-  throw new Error(`agentConfig() is invalid: ${problems.join("; ")}`);
+  const fields = result.error.issues.map((issue) => {
+    const path = issue.path.join(".");
+    // An unknown key is reported on its parent: name the key itself.
+    const keys = issue.code === "unrecognized_keys" ? issue.keys : [];
+    return keys.length ? keys.map((key) => (path ? `${path}.${key}` : key)) : [path || "(root)"];
+  });
+  const problems = result.error.issues.map((issue, i) => `${fields[i]!.join(", ")}: ${issue.message}`);
+  throw new ConfigError({ kind: "config", name: fields[0]![0]! }, `agentConfig() is invalid: ${problems.join("; ")}`);
 }

@@ -16,15 +16,15 @@ export interface GenerateRequest {
 
 export type GenerateResult =
   | { ok: true; text: string; model: string; fellBack: boolean; steps: number; totalTokens: number }
-  /** `message` is for the user: no stack, no provider internals. */
-  | { ok: false; message: string; errors: string[] };
+  /** Every model failed; `errors` says how, one line per model, for the operator's logs. */
+  | { ok: false; errors: string[] };
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 /**
  * One model exchange with fallback: the primary, then the fallback when the
  * primary errors or exceeds the timeout. Failure is a value, so a turn can
- * end `failed` with a sentence rather than a retried exception.
+ * end `failed` with the agent's own sentence rather than a retried exception.
  */
 export async function generateWithFallback(request: GenerateRequest): Promise<GenerateResult> {
   const errors: string[] = [];
@@ -60,14 +60,7 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
       clearTimeout(timer);
     }
   }
-  return {
-    ok: false,
-    message:
-      choices.length > 1
-        ? "Sorry, I could not get an answer: both the model and its fallback failed. Please try again in a moment."
-        : "Sorry, I could not get an answer: the model failed. Please try again in a moment.",
-    errors,
-  };
+  return { ok: false, errors };
 }
 
 function describe(error: unknown): string {

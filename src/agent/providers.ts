@@ -1,5 +1,6 @@
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModel } from "ai";
+import { ConfigError } from "../errors/index.js";
 import { createWorkersAI } from "workers-ai-provider";
 import type { ModelConfig, ModelEnv } from "./model-config.js";
 
@@ -22,13 +23,17 @@ export function chooseModels(env: ModelEnv, config: ModelConfig): ModelChoice[] 
       baseURL: env.OPENAI_BASE_URL,
       apiKey: env.OPENAI_API_KEY,
     });
-    const ids = [env.OPENAI_MODEL || config.chatModelId, env.OPENAI_FALLBACK_MODEL].filter(
-      (id): id is string => Boolean(id),
-    );
+    const ids = [env.OPENAI_MODEL || config.chatModelId, env.OPENAI_FALLBACK_MODEL].filter((id): id is string => Boolean(id));
     return ids.map((id) => ({ label: `openai-compatible:${id}`, model: provider.chatModel(id) }));
   }
   if (!env.AI) {
-    throw new Error("No model provider: set OPENAI_BASE_URL (an OpenAI-compatible endpoint) or bind Workers AI as `AI`");
+    throw new ConfigError(
+      { kind: "binding", name: "AI" },
+      "No model provider: set OPENAI_BASE_URL (an OpenAI-compatible endpoint) or bind Workers AI as `AI`",
+      {
+        code: ConfigError.MISSING,
+      },
+    );
   }
   const workersai = createWorkersAI({ binding: env.AI });
   const ids = [config.chatModelId, config.fallbackChatModelId].filter((id): id is string => Boolean(id));

@@ -14,9 +14,10 @@ export class AgentDB {
   readonly turns: TurnLedger;
   readonly subtasks: SubtaskStore;
 
-  constructor(storage: DurableObjectStorage, now?: () => number) {
+  /** `finalStates`: the task states after which a stored task is never written again. */
+  constructor(storage: DurableObjectStorage, finalStates: readonly string[], now?: () => number) {
     this.db = drizzle(storage);
-    this.tasks = new TaskStore(this.db, now);
+    this.tasks = new TaskStore(this.db, finalStates, now);
     this.pushConfigs = new PushConfigStore(this.db, now);
     this.turns = new TurnLedger(this.db, now);
     this.subtasks = new SubtaskStore(this.db, now);

@@ -1,15 +1,7 @@
 export { AgentDB } from "./agent-db.js";
+export { ensurePluginStores, type OwnedTables } from "./plugin-stores.js";
 export { pluginMigrations, pushConfigs, rounds, subtasks, tasks, turns } from "./schema.js";
+export { PushConfigStore, type PushConfigRow, type PutVerdict } from "./push-config-store.js";
 export { SubtaskStore, type DelegateVerdict, type NewSubtask, type RoundDecision, type SubtaskRow, type SubtaskStatus } from "./subtask-store.js";
-export {
-  TaskStore,
-  type BeginTaskInput,
-  type BeginTaskResult,
-  type ListTasksPage,
-  type ListTasksQuery,
-  type PushConfigJson,
-  type SaveVerdict,
-  type TaskJson,
-} from "./task-store.js";
-export { ensurePluginStores } from "./plugin-stores.js";
-export { shapeTask } from "./task-shape.js";
+export { TaskStore, type NewTask, type TaskPage, type TaskPageQuery, type TaskRow, type TaskWrite, type WriteVerdict } from "./task-store.js";
+export { TurnLedger, type TurnRow } from "./turn-ledger.js";

@@ -19,10 +19,7 @@ export const tasks = sqliteTable(
     createdAt: integer("created_at").notNull(),
     taskJson: text("task_json").notNull(),
   },
-  (t) => [
-    index("tasks_by_status_at").on(t.statusAt, t.id),
-    index("tasks_by_context").on(t.contextId, t.statusAt, t.id),
-  ],
+  (t) => [index("tasks_by_status_at").on(t.statusAt, t.id), index("tasks_by_context").on(t.contextId, t.statusAt, t.id)],
 );
 
 /** Push configs per task (A2A §9: a task may have several, each gets every push). */

@@ -25,7 +25,11 @@ export class SubtaskStore {
   ) {}
 
   decision(taskId: string, round: number): RoundDecision | undefined {
-    const row = this.db.select().from(rounds).where(and(eq(rounds.taskId, taskId), eq(rounds.round, round))).get();
+    const row = this.db
+      .select()
+      .from(rounds)
+      .where(and(eq(rounds.taskId, taskId), eq(rounds.round, round)))
+      .get();
     return row ? (JSON.parse(row.decisionJson) as RoundDecision) : undefined;
   }
 
@@ -51,7 +55,11 @@ export class SubtaskStore {
   delegate(taskId: string, round: number, created: NewSubtask[], maxPerRound: number): DelegateVerdict {
     const at = this.now();
     return this.db.transaction((tx): DelegateVerdict => {
-      const existing = tx.select().from(rounds).where(and(eq(rounds.taskId, taskId), eq(rounds.round, round))).get();
+      const existing = tx
+        .select()
+        .from(rounds)
+        .where(and(eq(rounds.taskId, taskId), eq(rounds.round, round)))
+        .get();
       const decision = existing ? (JSON.parse(existing.decisionJson) as RoundDecision) : undefined;
       const before = decision?.kind === "delegate" ? decision.count : 0;
       const count = before + created.length;

@@ -1,195 +1,124 @@
-import { Message, Task, TaskPushNotificationConfig, TaskState } from "@a2a-js/sdk";
 import { and, count, desc, eq, gte, lt, or, type SQL } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
-import { ErrorCode, RpcError, invalidParams, taskNotCancelable, taskNotFound, unsupportedOperation } from "../a2a/errors.js";
-import { isTerminal, stateName } from "../a2a/task-state.js";
 import { decodeCursor, encodeCursor } from "./list-cursor.js";
-import { shapeTask as shape } from "./task-shape.js";
 import { pushConfigs, tasks } from "./schema.js";
 
-/** A task as it crosses Durable Object RPC: its A2A wire JSON. */
-export type TaskJson = { id: string; contextId: string; [field: string]: unknown };
-/** A push config as it crosses Durable Object RPC: its A2A wire JSON. */
-export type PushConfigJson = { url: string; [field: string]: unknown };
+export type TaskRow = typeof tasks.$inferSelect;
 
-export interface BeginTaskInput {
-  /** The accepted user message (wire JSON); its `messageId` is the idempotency key. */
-  message: unknown;
-  /** The already-validated push config of the `SendMessage` call (wire JSON). */
-  pushConfig: PushConfigJson;
+/** A task as it is written: its document and the columns filtered and ordered on. */
+export interface TaskWrite {
+  id: string;
+  state: string;
+  /** Epoch ms of the document's status. */
+  statusAt: number;
+  /** The whole task, serialized by the caller. */
+  json: string;
 }
 
-export interface BeginTaskResult {
-  task: TaskJson;
-  /** False when a task already existed for this `messageId` (a retried SendMessage). */
-  created: boolean;
+export interface NewTask extends TaskWrite {
+  /** The idempotency key of the call that created the task. */
+  messageId: string;
+  contextId: string;
 }
 
-export type SaveVerdict =
-  | { saved: true; task: TaskJson }
-  /** The stored task is terminal: it never changes again, and this is what it is. */
-  | { saved: false; reason: "terminal"; task: TaskJson }
-  | { saved: false; reason: "not-found" };
+/** A guarded write's verdict: written, or refused because the stored task is final or absent. */
+export type WriteVerdict = { kind: "written" } | { kind: "final"; row: TaskRow } | { kind: "missing" };
 
-export interface ListTasksQuery {
+export interface TaskPageQuery {
   contextId?: string;
-  state?: TaskState;
-  /** Epoch ms; tasks whose status timestamp is at or after it. */
+  state?: string;
+  /** Epoch ms; tasks whose status is at or after it. */
   statusAfter?: number;
-  pageSize: number;
+  limit: number;
+  /** A page token of an earlier page. */
   pageToken?: string;
-  historyLength?: number;
-  includeArtifacts: boolean;
 }
 
-export interface ListTasksPage {
-  tasks: TaskJson[];
-  nextPageToken: string;
-  pageSize: number;
-  totalSize: number;
-}
-
-const toJson = (task: Task) => Task.toJSON(task) as TaskJson;
+export type TaskPage = { kind: "page"; rows: TaskRow[]; nextPageToken: string; total: number } | { kind: "bad-page-token" };
 
 /**
- * The task table of one caller's Durable Object. Every method is synchronous
- * SQLite work with no `await` inside, so the Durable Object's input gate makes
- * each one atomic: two concurrent SendMessage calls with one `messageId`
- * cannot both insert.
+ * The task table of one caller's Durable Object: rows and verdicts, no
+ * protocol. Every method is synchronous SQLite work with no `await` inside,
+ * so the object's input gate makes each one atomic: two concurrent calls with
+ * one `messageId` cannot both insert.
  */
 export class TaskStore {
+  readonly #final: ReadonlySet<string>;
+
   constructor(
     private readonly db: DrizzleSqliteDODatabase,
+    /** The states after which a task never changes again: a write over one is refused. */
+    finalStates: readonly string[],
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.#final = new Set(finalStates);
+  }
 
-  begin(input: BeginTaskInput): BeginTaskResult {
-    const message = Message.fromJSON(input.message);
-    const existing = this.db.select().from(tasks).where(eq(tasks.messageId, message.messageId)).get();
-    if (existing) return { task: JSON.parse(existing.taskJson) as TaskJson, created: false };
-    if (message.taskId) this.#refuseContinuation(message.taskId);
+  get(id: string): TaskRow | undefined {
+    return this.db.select().from(tasks).where(eq(tasks.id, id)).get();
+  }
 
+  byMessageId(messageId: string): TaskRow | undefined {
+    return this.db.select().from(tasks).where(eq(tasks.messageId, messageId)).get();
+  }
+
+  /** Inserts a new task, and its first push config if it has one, in one transaction. */
+  insert(task: NewTask, pushConfig?: { id: string; json: string }): void {
     const at = this.now();
-    const id = crypto.randomUUID();
-    const contextId = message.contextId || crypto.randomUUID();
-    const task: Task = {
-      id,
-      contextId,
-      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date(at).toISOString() },
-      artifacts: [],
-      history: [{ ...message, taskId: id, contextId }],
-      metadata: undefined,
-    };
-    const config = TaskPushNotificationConfig.fromJSON(input.pushConfig);
-    const stored: TaskPushNotificationConfig = { ...config, id: config.id || crypto.randomUUID(), taskId: id };
     this.db.transaction((tx) => {
       tx.insert(tasks)
         .values({
-          id,
-          messageId: message.messageId,
-          contextId,
-          state: stateName(task.status!.state),
-          statusAt: at,
+          id: task.id,
+          messageId: task.messageId,
+          contextId: task.contextId,
+          state: task.state,
+          statusAt: task.statusAt,
           createdAt: at,
-          taskJson: JSON.stringify(toJson(task)),
+          taskJson: task.json,
         })
         .run();
-      tx.insert(pushConfigs)
-        .values({ taskId: id, id: stored.id, configJson: JSON.stringify(TaskPushNotificationConfig.toJSON(stored)), createdAt: at })
-        .run();
+      if (pushConfig) tx.insert(pushConfigs).values({ taskId: task.id, id: pushConfig.id, configJson: pushConfig.json, createdAt: at }).run();
     });
-    return { task: toJson(task), created: true };
   }
 
-  /** A message that names a task continues it; no task here waits for input yet. */
-  #refuseContinuation(taskId: string): never {
-    const row = this.db.select({ state: tasks.state }).from(tasks).where(eq(tasks.id, taskId)).get();
-    if (!row) throw taskNotFound(taskId);
-    throw unsupportedOperation(
-      `Task ${JSON.stringify(taskId)} is ${row.state} and is not waiting for input: send a new message without taskId to start a new task`,
-    );
+  /** Replaces a task's document unless the stored one is final: a final task never changes again. */
+  write(task: TaskWrite): WriteVerdict {
+    const row = this.get(task.id);
+    if (!row) return { kind: "missing" };
+    if (this.#final.has(row.state)) return { kind: "final", row };
+    this.db.update(tasks).set({ state: task.state, statusAt: task.statusAt, taskJson: task.json }).where(eq(tasks.id, task.id)).run();
+    return { kind: "written" };
   }
 
-  get(taskId: string, historyLength?: number): TaskJson | null {
-    const row = this.db.select({ taskJson: tasks.taskJson }).from(tasks).where(eq(tasks.id, taskId)).get();
-    return row ? shape(JSON.parse(row.taskJson) as TaskJson, { historyLength, includeArtifacts: true }) : null;
+  isFinal(state: string): boolean {
+    return this.#final.has(state);
   }
 
-  /**
-   * Replaces a task, unless the stored one is terminal: a terminal task never
-   * changes again (a canceled task must not become completed), and the verdict
-   * says so instead of throwing so a caller reads it rather than probing.
-   */
-  save(taskJson: unknown): SaveVerdict {
-    const task = Task.fromJSON(taskJson);
-    const row = this.db.select({ taskJson: tasks.taskJson, state: tasks.state }).from(tasks).where(eq(tasks.id, task.id)).get();
-    if (!row) return { saved: false, reason: "not-found" };
-    const current = Task.fromJSON(JSON.parse(row.taskJson));
-    if (isTerminal(current.status!.state)) return { saved: false, reason: "terminal", task: toJson(current) };
-    const state = task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
-    if (state === TaskState.TASK_STATE_UNSPECIFIED || state === TaskState.UNRECOGNIZED) {
-      throw new RpcError(ErrorCode.INTERNAL_ERROR, `saveTask: task ${task.id} has no valid status`);
-    }
-    const at = this.now();
-    const saved: Task = {
-      ...task,
-      contextId: current.contextId,
-      status: { ...task.status!, timestamp: task.status!.timestamp ?? new Date(at).toISOString() },
-    };
-    this.db
-      .update(tasks)
-      .set({ state: stateName(state), statusAt: Date.parse(saved.status!.timestamp!) || at, taskJson: JSON.stringify(toJson(saved)) })
-      .where(eq(tasks.id, task.id))
-      .run();
-    return { saved: true, task: toJson(saved) };
-  }
-
-  /** Marks a non-terminal task canceled, with `message` as the agent's last word. Throws TaskNotFound / TaskNotCancelable. */
-  cancel(taskId: string, message?: string): TaskJson {
-    const row = this.db.select({ taskJson: tasks.taskJson }).from(tasks).where(eq(tasks.id, taskId)).get();
-    if (!row) throw taskNotFound(taskId);
-    const task = Task.fromJSON(JSON.parse(row.taskJson));
-    if (isTerminal(task.status!.state)) throw taskNotCancelable(taskId, stateName(task.status!.state));
-    const status: Record<string, unknown> = { state: "TASK_STATE_CANCELED", timestamp: new Date(this.now()).toISOString() };
-    if (message) {
-      status.message = { messageId: crypto.randomUUID(), role: "ROLE_AGENT", taskId, contextId: task.contextId, parts: [{ text: message }] };
-    }
-    const verdict = this.save({ ...toJson(task), status });
-    if (!verdict.saved) throw taskNotFound(taskId);
-    return verdict.task;
-  }
-
-  list(query: ListTasksQuery): ListTasksPage {
-    if (!Number.isInteger(query.pageSize) || query.pageSize < 1 || query.pageSize > 100) {
-      throw invalidParams(`pageSize must be an integer from 1 to 100, got ${query.pageSize}`);
-    }
+  /** One page, newest status first; the total counts every row the filters match. */
+  page(query: TaskPageQuery): TaskPage {
     const filters: SQL[] = [];
     if (query.contextId) filters.push(eq(tasks.contextId, query.contextId));
-    if (query.state !== undefined) filters.push(eq(tasks.state, stateName(query.state)));
+    if (query.state !== undefined) filters.push(eq(tasks.state, query.state));
     if (query.statusAfter !== undefined) filters.push(gte(tasks.statusAt, query.statusAfter));
     const where = filters.length ? and(...filters) : undefined;
 
     const pageFilters = [...filters];
     if (query.pageToken) {
       const after = decodeCursor(query.pageToken);
+      if (!after) return { kind: "bad-page-token" };
       pageFilters.push(or(lt(tasks.statusAt, after.statusAt), and(eq(tasks.statusAt, after.statusAt), lt(tasks.id, after.id)))!);
     }
     const rows = this.db
-      .select({ id: tasks.id, statusAt: tasks.statusAt, taskJson: tasks.taskJson })
+      .select()
       .from(tasks)
       .where(pageFilters.length ? and(...pageFilters) : undefined)
       .orderBy(desc(tasks.statusAt), desc(tasks.id))
-      .limit(query.pageSize + 1)
+      .limit(query.limit + 1)
       .all();
-    const more = rows.length > query.pageSize;
-    const page = more ? rows.slice(0, query.pageSize) : rows;
+    const more = rows.length > query.limit;
+    const page = more ? rows.slice(0, query.limit) : rows;
     const last = page.at(-1);
     const total = this.db.select({ n: count() }).from(tasks).where(where).get()?.n ?? 0;
-    return {
-      tasks: page.map((row) => shape(JSON.parse(row.taskJson) as TaskJson, query)),
-      nextPageToken: more && last ? encodeCursor({ statusAt: last.statusAt, id: last.id }) : "",
-      pageSize: query.pageSize,
-      totalSize: total,
-    };
+    return { kind: "page", rows: page, nextPageToken: more && last ? encodeCursor({ statusAt: last.statusAt, id: last.id }) : "", total };
   }
 }

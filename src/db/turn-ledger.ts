@@ -35,7 +35,11 @@ export class TurnLedger {
   }
 
   recordOutcome(taskId: string, outcome: unknown): void {
-    this.db.update(turns).set({ outcomeJson: JSON.stringify(outcome), progressAt: this.now() }).where(eq(turns.taskId, taskId)).run();
+    this.db
+      .update(turns)
+      .set({ outcomeJson: JSON.stringify(outcome), progressAt: this.now() })
+      .where(eq(turns.taskId, taskId))
+      .run();
   }
 
   redriven(taskId: string, instanceId: string): void {

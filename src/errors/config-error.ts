@@ -2,8 +2,8 @@ import { DynamicAgentsError } from "./dynamic-agents-error.js";
 
 /** What a configuration error is about. It names the thing, never its value (a secret stays secret). */
 export interface ConfigCulprit {
-  kind: "setting" | "secret" | "binding" | "plugin" | "policy" | "manifest";
-  /** The setting, secret or binding name, the plugin key, the policy field or the manifest (`deployment`, a tenant). */
+  kind: "setting" | "secret" | "binding" | "plugin" | "policy" | "manifest" | "config";
+  /** The setting, secret or binding name, the plugin key, the policy or config field (`turn.maxSteps`), or the manifest (`deployment`, a tenant). */
   name: string;
 }
 

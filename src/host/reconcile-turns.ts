@@ -1,17 +1,16 @@
-import type { TaskStore } from "../db/task-store.js";
+import type { TurnParams } from "../boundary/index.js";
 import type { TurnLedger, TurnRow } from "../db/turn-ledger.js";
-import type { TurnParams } from "../turn/turn-protocol.js";
-import { terminalTask } from "./terminal-task.js";
-import { TURN_ABANDONED_MESSAGE, type TurnPolicy } from "./turn-policy.js";
+import type { RecoveryPolicy } from "./recovery-policy.js";
 
 /** Statuses after which an instance will make no more progress by itself. */
 const DEAD = new Set(["errored", "terminated", "unknown"]);
 
 export interface ReconcileDeps {
   ledger: TurnLedger;
-  tasks: TaskStore;
   workflow: Workflow<TurnParams>;
-  policy: TurnPolicy;
+  policy: RecoveryPolicy;
+  /** Fails the task, in the agent's words for a turn nothing could finish. */
+  abandon: (taskId: string) => void;
   start: (instanceId: string, params: TurnParams) => Promise<void>;
   /** Whether this very object is executing the turn's model work right now. */
   runningHere: (taskId: string) => boolean;
@@ -55,8 +54,7 @@ async function redrive(deps: ReconcileDeps, row: TurnRow, status: string): Promi
     return;
   }
   if (row.attempts === deps.policy.maxRedrives) {
-    const task = deps.tasks.get(row.taskId);
-    if (task) deps.tasks.save(terminalTask(task, { state: "TASK_STATE_FAILED", text: TURN_ABANDONED_MESSAGE }));
+    deps.abandon(row.taskId);
     // A fresh instance: the task is terminal now, so it goes straight to delivery.
     const announcer = `${row.instanceId.slice(0, 80)}-final`;
     deps.ledger.redriven(row.taskId, announcer);

@@ -1,3 +1,5 @@
+import { SelfOriginUnknown } from "./errors.js";
+
 /**
  * This deployment's own origin as a Durable Object learns it: from the first
  * turn it serves (the edge computed it from the request URL), then pinned.
@@ -18,7 +20,7 @@ export class SelfOrigin {
 
   require(): string {
     if (this.#origin === undefined) {
-      throw new Error(
+      throw new SelfOriginUnknown(
         "requireSelfOrigin(): this deployment's origin is learned from the first turn this object serves, " +
           "and none has arrived yet. It is unknown in a constructor, in onStart and in alarms that run before any turn; " +
           "call it inside a turn instead.",

@@ -1,24 +1,45 @@
 import { Agent } from "agents";
-import { isTerminal, parseStateName } from "../a2a/task-state.js";
-import { settle, type Outcome } from "../a2a/outcome.js";
+import { agentStartFailed, invalidParams, taskNotCancelable, taskNotFound, toRpcErrorValue, unsupportedOperation } from "../a2a/errors.js";
+import { MAX_PUSH_CONFIGS_PER_TASK } from "../a2a/push-config.js";
+import { TERMINAL_STATE_NAMES } from "../a2a/wire.js";
+import type { ModelEnv } from "../agent/model-config.js";
+import {
+  accepted,
+  refused,
+  settle,
+  turnInstanceId,
+  type BeginTask,
+  type Begun,
+  type CallerObject,
+  type Delivery,
+  type Finished,
+  type PushConfigJson,
+  type TaskJson,
+  type TaskListPage,
+  type TaskListQuery,
+  type TaskQuery,
+  type TurnObject,
+  type TurnOutcome,
+  type TurnParams,
+  type TurnStart,
+  type TurnStep,
+  type Verdict,
+} from "../boundary/index.js";
 import { AgentDB } from "../db/agent-db.js";
-import type {
-  BeginTaskInput,
-  BeginTaskResult,
-  ListTasksPage,
-  ListTasksQuery,
-  PushConfigJson,
-  SaveVerdict,
-  TaskJson,
-} from "../db/task-store.js";
-import { turnInstanceId, type TurnAgentRpc, type TurnOutcome, type TurnParams, type TurnStart, type TurnStep } from "../turn/turn-protocol.js";
+import { ConfigError } from "../errors/index.js";
+import type { TaskRow } from "../db/task-store.js";
 import { reconcileTurns } from "./reconcile-turns.js";
+import { DEFAULT_RECOVERY_POLICY, type RecoveryPolicy } from "./recovery-policy.js";
 import { SelfOrigin } from "./self-origin.js";
-import type { TaskAgentRpc } from "./task-agent-rpc.js";
-import { requestText, terminalTask } from "./terminal-task.js";
-import { DEFAULT_TURN_POLICY, type TurnPolicy } from "./turn-policy.js";
+import { agentMessage, requestText, shapeTask, submittedTask, taskOf, terminalTask, toWrite, withState } from "./task-wire.js";
 
-/** What a tenant's turn function is handed. */
+/** The bindings and variables the caller's object reads. */
+export interface AgentEnv extends ModelEnv {
+  /** Where accepted turns run; the object restarts an instance that errored or vanished. */
+  TURN_WORKFLOW?: Workflow<TurnParams>;
+}
+
+/** What a round of a turn is handed. */
 export interface TurnContext {
   task: TaskJson;
   /** The text of the message that opened the task. */
@@ -27,17 +48,23 @@ export interface TurnContext {
   origin: string;
 }
 
+/** The words the lifecycle itself says (from the agent's policy). */
+export interface LifecycleWords {
+  abandoned: string;
+  canceled: string;
+}
+
 /**
  * The Durable Object of one verified caller of one tenant: it owns that
  * caller's tasks and turns. The edge reaches it only after the caller's token
- * verified and only under the caller's own `identity.key`, so another
- * caller's task is simply not in its tables.
+ * verified and only under the caller's own identity, so another caller's
+ * task is simply not in its tables.
  *
- * Subclasses write `handleTurn`; the lifecycle around it (idempotent accept,
- * the Workflow hand-off, the guarded terminal write, cancel, the alarm that
- * re-drives a lost turn) is here so every agent gets it the same way.
+ * The lifecycle is here so every agent gets it the same way: idempotent
+ * accept, the Workflow's steps, the guarded terminal write, cancel, and the
+ * schedule that re-drives a lost turn. `DynamicAgent` supplies the rounds.
  */
-export class TaskAgent<Env extends Cloudflare.Env = Cloudflare.Env> extends Agent<Env> implements TaskAgentRpc, TurnAgentRpc {
+export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudflare.Env & AgentEnv> extends Agent<Env> implements CallerObject, TurnObject {
   protected readonly agentDb: AgentDB;
   readonly #selfOrigin = new SelfOrigin();
   /** Turns whose model work is executing in this instance right now. */
@@ -45,37 +72,53 @@ export class TaskAgent<Env extends Cloudflare.Env = Cloudflare.Env> extends Agen
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.agentDb = new AgentDB(ctx.storage);
+    this.agentDb = new AgentDB(ctx.storage, TERMINAL_STATE_NAMES);
     // Input gates hold every RPC until this resolves: no call sees a table
     // that is not there yet.
     void ctx.blockConcurrencyWhile(async () => {
       await this.agentDb.migrate();
-      await this.prepareAgent();
+      try {
+        await this.prepareAgent();
+      } catch (error) {
+        // A start-up check refused the agent: every call says so, naming the
+        // culprit, instead of the object failing (and resetting) on each one.
+        if (!(error instanceof ConfigError)) throw error;
+        console.error(`agent ${this.constructor.name} could not start: ${error.code} ${error.culprit.kind} ${error.culprit.name}: ${error.message}`);
+        this.#startFailure = error;
+      }
     });
   }
 
-  /**
-   * Runs once per instance, inside the start-up gate, after the core
-   * migrations: whatever throws here fails the object's start, not a request.
-   */
-  protected async prepareAgent(): Promise<void> {}
+  /** The start-up check that refused this agent, if one did. */
+  #startFailure: ConfigError | undefined;
 
-  // ── seams ────────────────────────────────────────────────────────────────
-
-  /** The tenant's turn. Runs inside a durable Workflow step; a returned failure ends the task `failed`. */
-  protected async handleTurn(_turn: TurnContext): Promise<TurnOutcome> {
-    throw new Error(`${this.constructor.name} does not implement handleTurn()`);
+  #notStarted(tenant?: string) {
+    return refused(toRpcErrorValue(agentStartFailed(tenant, this.#startFailure!)));
   }
 
-  /** The turn Workflow binding; by default `env.TURN_WORKFLOW`. */
+  /** Runs once per instance, inside the start-up gate, after the core migrations. */
+  protected async prepareAgent(): Promise<void> {}
+
+  /** One round of the turn. */
+  protected abstract runRound(turn: TurnContext, round: number): Promise<Exclude<TurnStep, { kind: "ended" }>>;
+
+  protected abstract lifecycleWords(): LifecycleWords;
+
+  /** Called after a task was canceled here (the round loop stops its subagents). */
+  protected onCanceled(_taskId: string): void {}
+
   protected turnWorkflow(): Workflow<TurnParams> {
-    const workflow = (this.env as { TURN_WORKFLOW?: Workflow<TurnParams> }).TURN_WORKFLOW;
-    if (!workflow) throw new Error("No turn Workflow: bind one as TURN_WORKFLOW or override turnWorkflow()");
+    const workflow = this.env.TURN_WORKFLOW;
+    if (!workflow) {
+      throw new ConfigError({ kind: "binding", name: "TURN_WORKFLOW" }, "No turn Workflow: bind one as TURN_WORKFLOW or override turnWorkflow()", {
+        code: ConfigError.MISSING,
+      });
+    }
     return workflow;
   }
 
-  protected turnPolicy(): TurnPolicy {
-    return DEFAULT_TURN_POLICY;
+  protected recoveryPolicy(): RecoveryPolicy {
+    return DEFAULT_RECOVERY_POLICY;
   }
 
   /** This deployment's origin, learned from the first turn this object served; `undefined` before that. */
@@ -91,166 +134,258 @@ export class TaskAgent<Env extends Cloudflare.Env = Cloudflare.Env> extends Agen
   // ── the edge's calls ─────────────────────────────────────────────────────
 
   /**
-   * Records the `submitted` task of a turn and hands it to a Workflow, or
-   * returns the task already recorded for this `messageId` and starts nothing.
+   * Records the `submitted` task of a turn and names the turn for the edge
+   * to start, or returns the task already recorded for this `messageId` and
+   * names nothing.
    */
-  async beginTask(input: BeginTaskInput & { tenant: string; origin: string }): Promise<Outcome<BeginTaskResult>> {
+  async beginTask(input: BeginTask): Promise<Verdict<Begun>> {
+    if (this.#startFailure) return this.#notStarted(input.tenant);
     this.#selfOrigin.learn(input.origin);
-    const messageId = String((input.message as { messageId?: unknown })?.messageId ?? "");
+    const messageId = input.message.messageId;
     const agentId = this.ctx.id.toString();
     const instanceId = await turnInstanceId(agentId, messageId);
     // From here to the end of the block nothing awaits, so the task and its
     // turn record are written together and no retry can interleave.
-    const outcome = settle(() => {
-      const begun = this.agentDb.tasks.begin(input);
-      if (begun.created) {
-        const params: TurnParams = { tenant: input.tenant, agentId, taskId: begun.task.id, messageId, origin: input.origin };
-        this.agentDb.turns.open(begun.task.id, instanceId, params);
-      }
-      return begun;
+    const verdict = settle((): Begun => {
+      const existing = this.agentDb.tasks.byMessageId(messageId);
+      if (existing) return { task: shapeTask(taskOf(existing), { historyLength: input.historyLength, includeArtifacts: true }) };
+      if (input.message.taskId) this.#refuseContinuation(input.message.taskId);
+      const now = Date.now();
+      const task = submittedTask(input.message, { id: crypto.randomUUID(), contextId: input.message.contextId || crypto.randomUUID() }, now);
+      const pushConfig = input.pushConfig && withConfigIds(input.pushConfig, task.id);
+      this.agentDb.tasks.insert(
+        { ...toWrite(task, now), messageId, contextId: task.contextId },
+        pushConfig && { id: pushConfig.id, json: JSON.stringify(pushConfig) },
+      );
+      const params: TurnParams = { tenant: input.tenant, agentId, taskId: task.id, messageId, origin: input.origin };
+      this.agentDb.turns.open(task.id, instanceId, params);
+      return { task: shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true }), turn: { instanceId, params } };
     });
-    if (outcome.ok && outcome.value.created) {
-      await this.#ensureAlarm();
-      const turn = this.agentDb.turns.get(outcome.value.task.id)!;
-      // Not awaited: the reply to SendMessage does not wait for the Workflow
-      // engine. If this object goes away before the instance exists, the
-      // alarm armed above finds the turn's instance unknown and starts it.
-      this.ctx.waitUntil(this.#startWorkflow(turn.instanceId, JSON.parse(turn.paramsJson) as TurnParams));
-    }
-    return outcome;
+    if (verdict.ok && verdict.value.turn) await this.#ensureReconciling();
+    return verdict;
   }
 
-  async getTask(taskId: string, historyLength?: number): Promise<TaskJson | null> {
-    return this.agentDb.tasks.get(taskId, historyLength);
+  /** A message that names a task continues it; no task here waits for input yet. */
+  #refuseContinuation(taskId: string): never {
+    const row = this.agentDb.tasks.get(taskId);
+    if (!row) throw taskNotFound(taskId);
+    throw unsupportedOperation(
+      `Task ${JSON.stringify(taskId)} is ${row.state} and is not waiting for input: send a new message without taskId to start a new task`,
+      { taskState: row.state },
+    );
   }
 
-  /** Refuses (and says so) once the task is terminal. */
-  async saveTask(task: TaskJson): Promise<SaveVerdict> {
-    return this.agentDb.tasks.save(task);
+  async getTask(query: TaskQuery): Promise<Verdict<TaskJson>> {
+    if (this.#startFailure) return this.#notStarted();
+    const row = this.agentDb.tasks.get(query.taskId);
+    if (!row) return refused(taskNotFound(query.taskId));
+    return accepted(shapeTask(taskOf(row), { historyLength: query.historyLength, includeArtifacts: true }));
   }
 
   /** Cancels a task that is not terminal; its turn stops at the next step and announces `canceled`. */
-  async cancelTask(taskId: string): Promise<Outcome<TaskJson>> {
-    return settle(() => this.agentDb.tasks.cancel(taskId, this.canceledMessage()));
+  async cancelTask(taskId: string): Promise<Verdict<TaskJson>> {
+    if (this.#startFailure) return this.#notStarted();
+    const verdict = settle(() => {
+      const row = this.#requireTask(taskId);
+      const task = taskOf(row);
+      if (this.agentDb.tasks.isFinal(row.state)) throw taskNotCancelable(taskId, row.state);
+      const now = Date.now();
+      const canceled = withState(task, "TASK_STATE_CANCELED", now, agentMessage(task, this.lifecycleWords().canceled));
+      if (this.agentDb.tasks.write(toWrite(canceled, now)).kind !== "written") throw taskNotFound(taskId);
+      return canceled;
+    });
+    if (verdict.ok) this.onCanceled(taskId);
+    return verdict;
   }
 
-  /** The agent's last word on a canceled task; none by default. */
-  protected canceledMessage(): string | undefined {
-    return undefined;
+  async listTasks(query: TaskListQuery): Promise<Verdict<TaskListPage>> {
+    if (this.#startFailure) return this.#notStarted();
+    const page = this.agentDb.tasks.page({
+      contextId: query.contextId,
+      state: query.state,
+      statusAfter: query.statusAfter,
+      limit: query.pageSize,
+      pageToken: query.pageToken,
+    });
+    if (page.kind === "bad-page-token") {
+      return refused(invalidParams("pageToken is not a token this server issued: pass the nextPageToken of a previous ListTasks reply"));
+    }
+    return accepted({
+      tasks: page.rows.map((row) => shapeTask(taskOf(row), query)),
+      nextPageToken: page.nextPageToken,
+      pageSize: query.pageSize,
+      totalSize: page.total,
+    });
   }
 
-  async listTasks(query: ListTasksQuery): Promise<Outcome<ListTasksPage>> {
-    return settle(() => this.agentDb.tasks.list(query));
+  async putPushConfig(taskId: string, config: PushConfigJson): Promise<Verdict<PushConfigJson>> {
+    if (this.#startFailure) return this.#notStarted();
+    return settle(() => {
+      this.#requireTask(taskId);
+      const stored = withConfigIds(config, taskId);
+      const put = this.agentDb.pushConfigs.put(taskId, stored.id, JSON.stringify(stored), MAX_PUSH_CONFIGS_PER_TASK);
+      if (put.kind === "full") {
+        throw invalidParams(
+          `Task ${JSON.stringify(taskId)} already has ${put.held} push configs, the most one task may have (${MAX_PUSH_CONFIGS_PER_TASK}): delete one or replace one by its id`,
+        );
+      }
+      return stored;
+    });
   }
 
-  async putPushConfig(taskId: string, config: PushConfigJson): Promise<Outcome<PushConfigJson>> {
-    return settle(() => this.agentDb.pushConfigs.put(taskId, config));
+  async getPushConfig(taskId: string, configId: string): Promise<Verdict<PushConfigJson>> {
+    if (this.#startFailure) return this.#notStarted();
+    return settle(() => {
+      this.#requireTask(taskId);
+      const row = this.agentDb.pushConfigs.get(taskId, configId);
+      if (!row) throw taskNotFound(`${taskId}/pushNotificationConfigs/${configId}`);
+      return pushConfigOf(row.configJson);
+    });
   }
 
-  async getPushConfig(taskId: string, id: string): Promise<Outcome<PushConfigJson>> {
-    return settle(() => this.agentDb.pushConfigs.get(taskId, id));
+  async listPushConfigs(taskId: string): Promise<Verdict<PushConfigJson[]>> {
+    if (this.#startFailure) return this.#notStarted();
+    return settle(() => {
+      this.#requireTask(taskId);
+      return this.#configs(taskId);
+    });
   }
 
-  async listPushConfigs(taskId: string): Promise<Outcome<PushConfigJson[]>> {
-    return settle(() => this.agentDb.pushConfigs.list(taskId));
+  /** Idempotent: deleting a config that is not there succeeds. */
+  async deletePushConfig(taskId: string, configId: string): Promise<Verdict<null>> {
+    if (this.#startFailure) return this.#notStarted();
+    return settle(() => {
+      this.#requireTask(taskId);
+      this.agentDb.pushConfigs.delete(taskId, configId);
+      return null;
+    });
   }
 
-  async deletePushConfig(taskId: string, id: string): Promise<Outcome<null>> {
-    return settle(() => (this.agentDb.pushConfigs.delete(taskId, id), null));
+  #requireTask(taskId: string): TaskRow {
+    const row = this.agentDb.tasks.get(taskId);
+    if (!row) throw taskNotFound(taskId);
+    return row;
+  }
+
+  #configs(taskId: string): PushConfigJson[] {
+    return this.agentDb.pushConfigs.all(taskId).map((row) => pushConfigOf(row.configJson));
   }
 
   // ── the turn Workflow's calls ────────────────────────────────────────────
 
-  async turnStarted(taskId: string, origin: string): Promise<TurnStart> {
+  async turnStarted(taskId: string, origin: string): Promise<Verdict<TurnStart>> {
+    if (this.#startFailure) return this.#notStarted();
     this.#selfOrigin.learn(origin);
     this.agentDb.turns.progress(taskId);
-    const task = this.agentDb.tasks.get(taskId);
-    if (!task) return { proceed: false, state: "TASK_STATE_UNSPECIFIED" };
-    const state = stateOf(task);
-    if (isTerminal(parseStateName(state)!)) return { proceed: false, state };
-    if (state === "TASK_STATE_SUBMITTED") {
-      const verdict = this.agentDb.tasks.save({ ...task, status: { state: "TASK_STATE_WORKING" } });
-      if (!verdict.saved) return { proceed: false, state: verdict.reason === "terminal" ? stateOf(verdict.task) : "TASK_STATE_UNSPECIFIED" };
+    const row = this.agentDb.tasks.get(taskId);
+    if (!row) return refused(taskNotFound(taskId));
+    if (this.agentDb.tasks.isFinal(row.state)) return accepted({ proceed: false, state: row.state });
+    if (row.state === "TASK_STATE_SUBMITTED") {
+      const now = Date.now();
+      const written = this.agentDb.tasks.write(toWrite(withState(taskOf(row), "TASK_STATE_WORKING", now), now));
+      if (written.kind === "final") return accepted({ proceed: false, state: written.row.state });
     }
-    return { proceed: true };
+    return accepted({ proceed: true, state: "TASK_STATE_WORKING" });
   }
 
-  async runTurn(taskId: string, origin: string, round = 1): Promise<TurnStep | null> {
+  async runTurn(taskId: string, origin: string, round = 1): Promise<Verdict<TurnStep>> {
+    if (this.#startFailure) return this.#notStarted();
     this.#selfOrigin.learn(origin);
-    const task = this.agentDb.tasks.get(taskId);
-    if (!task || isTerminal(parseStateName(stateOf(task))!)) return null;
+    const row = this.agentDb.tasks.get(taskId);
+    if (!row) return refused(taskNotFound(taskId));
+    if (this.agentDb.tasks.isFinal(row.state)) return accepted({ kind: "ended", state: row.state });
     // A re-driven Workflow runs this step again: the recorded outcome is the
     // answer, so a turn costs one model exchange however often it is re-driven.
     const recorded = this.agentDb.turns.get(taskId)?.outcomeJson;
-    if (recorded) return { kind: "done", outcome: JSON.parse(recorded) as TurnOutcome };
+    if (recorded) return accepted({ kind: "done", outcome: JSON.parse(recorded) as TurnOutcome });
     this.agentDb.turns.progress(taskId);
     this.#running.add(taskId);
     try {
+      const task = taskOf(row);
       const step = await this.runRound({ task, text: requestText(task), origin: this.#selfOrigin.require() }, round);
       if (step.kind === "done") this.agentDb.turns.recordOutcome(taskId, step.outcome);
       else this.agentDb.turns.progress(taskId);
-      return step;
+      return accepted(step);
     } finally {
       this.#running.delete(taskId);
     }
   }
 
-  /** One round of the turn; a single-inference agent answers in its first. */
-  protected async runRound(turn: TurnContext, _round: number): Promise<TurnStep> {
-    return { kind: "done", outcome: await this.handleTurn(turn) };
-  }
-
-  async finishTurn(taskId: string, outcome: TurnOutcome): Promise<{ saved: boolean; state: string }> {
+  async finishTurn(taskId: string, outcome: TurnOutcome): Promise<Verdict<Finished>> {
+    if (this.#startFailure) return this.#notStarted();
     this.agentDb.turns.progress(taskId);
-    const task = this.agentDb.tasks.get(taskId);
-    if (!task) return { saved: false, state: "TASK_STATE_UNSPECIFIED" };
-    const verdict = this.agentDb.tasks.save(terminalTask(task, outcome));
-    if (verdict.saved) return { saved: true, state: outcome.state };
-    return { saved: false, state: verdict.reason === "terminal" ? stateOf(verdict.task) : "TASK_STATE_UNSPECIFIED" };
+    const row = this.agentDb.tasks.get(taskId);
+    if (!row) return refused(taskNotFound(taskId));
+    const now = Date.now();
+    const written = this.agentDb.tasks.write(toWrite(terminalTask(taskOf(row), outcome, now), now));
+    if (written.kind === "written") return accepted({ saved: true, state: outcome.state });
+    if (written.kind === "final") return accepted({ saved: false, state: written.row.state });
+    return refused(taskNotFound(taskId));
   }
 
-  async deliveryOf(taskId: string): Promise<{ task: TaskJson; configs: PushConfigJson[] } | null> {
+  async deliveryOf(taskId: string): Promise<Verdict<Delivery>> {
+    if (this.#startFailure) return this.#notStarted();
     this.agentDb.turns.progress(taskId);
-    const task = this.agentDb.tasks.get(taskId);
-    return task ? { task, configs: this.agentDb.pushConfigs.all(taskId) } : null;
+    const row = this.agentDb.tasks.get(taskId);
+    if (!row) return refused(taskNotFound(taskId));
+    return accepted({ task: taskOf(row), configs: this.#configs(taskId) });
   }
 
-  async turnProgress(taskId: string): Promise<void> {
+  async turnProgress(taskId: string): Promise<Verdict<null>> {
     this.agentDb.turns.progress(taskId);
+    return accepted(null);
   }
 
-  async turnDelivered(taskId: string): Promise<void> {
+  async turnDelivered(taskId: string): Promise<Verdict<null>> {
     this.agentDb.turns.close(taskId);
-    if (this.agentDb.turns.size === 0 && this.lifecycle.jobs.get(RECONCILE_JOB)) await this.lifecycle.jobs.cancel(RECONCILE_JOB);
+    if (this.agentDb.turns.size === 0) await this.#stopReconciling();
+    return accepted(null);
   }
 
   // ── no turn is left hanging ──────────────────────────────────────────────
 
-  /** Every wake of this object (the reconcile timer below, or anything else) looks at open turns. */
-  override async onAlarm(): Promise<void> {
-    await super.onAlarm();
-    await reconcileTurns({
-      ledger: this.agentDb.turns,
-      tasks: this.agentDb.tasks,
-      workflow: this.turnWorkflow(),
-      policy: this.turnPolicy(),
-      start: (id, params) => this.#startWorkflow(id, params),
-      runningHere: (taskId) => this.#running.has(taskId),
-    });
+  /**
+   * Every wake of the object: open turns mean a reconcile schedule. This is
+   * also what carries an object across a deploy whose earlier version kept
+   * its timer some other way. A subclass that overrides this calls `super`.
+   */
+  override async onStart(): Promise<void> {
+    if (!this.#startFailure && this.agentDb.turns.size > 0) await this.#ensureReconciling();
   }
 
   /**
-   * The reconcile timer is a job on the SDK's lifecycle queue, which owns the
-   * object's one physical alarm: it re-arms itself while any turn is open.
+   * One pass over the open turns, on the object's schedule while any is
+   * open: re-drives what errored, vanished or stalled (see `reconcileTurns`).
+   * Public only because the agents SDK's scheduler calls methods by name.
    */
-  override _onHostJob(fn: string, context: unknown) {
-    if (fn !== RECONCILE_JOB) return super._onHostJob(fn, context as never);
-    return this.agentDb.turns.size > 0 ? { rescheduleAt: Date.now() + this.turnPolicy().reconcileEveryMs } : undefined;
+  async reconcileTurns(): Promise<void> {
+    if (this.#startFailure) return;
+    const open = await reconcileTurns({
+      ledger: this.agentDb.turns,
+      workflow: this.turnWorkflow(),
+      policy: this.recoveryPolicy(),
+      start: (id, params) => this.#startWorkflow(id, params),
+      runningHere: (taskId) => this.#running.has(taskId),
+      abandon: (taskId) => this.#abandon(taskId),
+    });
+    if (open === 0) await this.#stopReconciling();
   }
 
-  async #ensureAlarm(): Promise<void> {
-    if (!this.lifecycle.jobs.get(RECONCILE_JOB)) {
-      await this.lifecycle.jobs.push({ id: RECONCILE_JOB, fn: RECONCILE_JOB, time: Date.now() + this.turnPolicy().reconcileEveryMs });
+  #abandon(taskId: string): void {
+    const row = this.agentDb.tasks.get(taskId);
+    if (!row) return;
+    const now = Date.now();
+    this.agentDb.tasks.write(toWrite(terminalTask(taskOf(row), { state: "TASK_STATE_FAILED", text: this.lifecycleWords().abandoned }, now), now));
+  }
+
+  /** The reconcile pass runs on the SDK's scheduler: an interval schedule, one per object. */
+  async #ensureReconciling(): Promise<void> {
+    await this.scheduleEvery(Math.max(1, Math.round(this.recoveryPolicy().reconcileEveryMs / 1000)), "reconcileTurns");
+  }
+
+  async #stopReconciling(): Promise<void> {
+    for (const schedule of await this.listSchedules({ type: "interval" })) {
+      if (schedule.callback === "reconcileTurns") await this.cancelSchedule(schedule.id);
     }
   }
 
@@ -263,14 +398,17 @@ export class TaskAgent<Env extends Cloudflare.Env = Cloudflare.Env> extends Agen
       try {
         await workflow.get(id);
       } catch {
-        // Neither created nor there: the alarm retries it.
+        // Neither created nor there: the next pass retries it.
         console.error(`turn ${id}: could not start its Workflow`, error);
       }
     }
   }
 }
 
-const RECONCILE_JOB = "reconcileTurns";
+/** A push config as stored and announced: its own id (assigned when absent) and its task's. */
+function withConfigIds(config: PushConfigJson, taskId: string): PushConfigJson & { id: string } {
+  const { tenant: _tenant, ...rest } = config;
+  return { ...rest, id: config.id || crypto.randomUUID(), taskId };
+}
 
-const stateOf = (task: TaskJson): string => ((task.status as { state?: string } | undefined)?.state ?? "TASK_STATE_UNSPECIFIED");
-
+const pushConfigOf = (json: string) => JSON.parse(json) as PushConfigJson;

@@ -1,16 +1,19 @@
 import type { ToolSet } from "ai";
 import type { z } from "zod";
 import type { AgentConfig } from "../agent/config.js";
-import type { WorkspaceBacking } from "./workspace.js";
+import type { Workspace, WorkspaceBacking, WorkspaceHost } from "./workspace.js";
 
 /**
- * The version of the contract below. It only ever grows: new capabilities
- * arrive as optional fields on `AgentPlugin`, never as changed or removed
- * ones, so a plugin built against version N works on every core that speaks
- * N. A plugin states the version it was built for; core refuses a plugin from
- * a newer contract at start-up with a sentence instead of failing later.
+ * The version of the contract below. Within a version it only grows: new
+ * capabilities arrive as optional fields on `AgentPlugin`, never as changed
+ * or removed ones. A plugin states the version it was built for; core refuses
+ * one from a newer contract, or from before {@link OLDEST_PLUGIN_CONTRACT}, at
+ * start-up with a sentence instead of failing later. Version 2 typed the
+ * subtask recipe (its `env` comes from the plugin's factory) and hands the
+ * workspace backing the storage it lives in.
  */
-export const PLUGIN_CONTRACT_VERSION = 1;
+export const PLUGIN_CONTRACT_VERSION = 2;
+export const OLDEST_PLUGIN_CONTRACT = 2;
 
 /** What a plugin's code may reach of the agent that installs it. */
 export interface PluginHost<Env = unknown> {
@@ -29,6 +32,21 @@ export interface ToolContext {
 
 export type ToolFamily = (context: ToolContext) => { tools: ToolSet };
 
+/** What a subtask's recipe is handed, in the subagent that runs it. */
+export interface RecipeContext {
+  /**
+   * Runs one resumable piece of the recipe. Its result is stored when it
+   * finishes; a run resumed after an eviction returns the stored result
+   * instead of running it again. Cancellation is checked before each chunk.
+   */
+  chunk<T>(name: string, run: () => Promise<T>): Promise<T>;
+  /** The subagent's workspace: the plugins' backing, behind the parent agent's caps. */
+  workspace: Workspace;
+  /** Which subtask and task this is. */
+  subtaskId: string;
+  taskId: string;
+}
+
 /** A kind of durable subtask a plugin contributes to the round loop. */
 export interface SubtaskType<Params extends z.ZodType = z.ZodType> {
   key: string;
@@ -36,7 +54,13 @@ export interface SubtaskType<Params extends z.ZodType = z.ZodType> {
   params: Params;
   /** Bumped whenever the recipe's behaviour changes; part of a finished result's fingerprint. */
   recipeVersion?: number;
-  recipe: unknown;
+  /** The subtask's work, in chunks; its return value is the subtask's result. A plugin reaches `env` through its factory's `PluginHost`. */
+  recipe(ctx: RecipeContext, params: z.infer<Params>): Promise<unknown>;
+}
+
+/** Declares a subtask type with its recipe's params typed from its schema. */
+export function defineSubtaskType<Params extends z.ZodType>(type: SubtaskType<Params>): SubtaskType<Params> {
+  return type;
 }
 
 /** Tables a plugin owns, outside core's migration journal. */
@@ -74,7 +98,8 @@ export interface AgentPlugin {
   capability?: string;
   requires?: { secrets?: string[]; bindings?: string[] };
   store?: PluginStore;
-  workspaceBacking?: () => WorkspaceBacking;
+  /** The storage behind subagents' workspaces (at most one plugin supplies one); built over the subagent's own storage. */
+  workspaceBacking?: (host: WorkspaceHost) => WorkspaceBacking;
   /** Raw messages a compaction is about to fold into a summary. Best effort. */
   onMessagesDisplaced?: (messages: unknown[]) => void | Promise<void>;
   /** Whether this turn should run at all; AND-ed across plugins, fails open. */

@@ -1,15 +1,18 @@
 export {
   PLUGIN_CONTRACT_VERSION,
   definePlugin,
+  defineSubtaskType,
   type AgentPlugin,
   type PluginHost,
   type PluginStore,
+  type RecipeContext,
   type SubtaskType,
   type ToolContext,
   type ToolFamily,
   type ToolResultEvent,
   type TurnGateInput,
 } from "./contract.js";
+export { PluginContractError, WorkspaceLimitError, WorkspacePathError } from "./errors.js";
 export { REDACTION_FAILED_STUB, redactToolResults, redactWith, type ToolResultRedactor } from "./redaction.js";
-export { PluginContractError, createAgentRuntime, type AgentRuntime } from "./runtime.js";
-export { Workspace, WorkspaceLimitError, memoryWorkspaceBacking, type WorkspaceBacking, type WorkspaceCaps } from "./workspace.js";
+export { createAgentRuntime, type AgentRuntime } from "./runtime.js";
+export { Workspace, memoryWorkspaceBacking, type WorkspaceBacking, type WorkspaceCaps, type WorkspaceHost } from "./workspace.js";

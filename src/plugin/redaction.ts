@@ -3,11 +3,8 @@ import type { ToolResultEvent } from "./contract.js";
 
 export type ToolResultRedactor = (event: ToolResultEvent) => unknown | Promise<unknown>;
 
-/** What the model sees when a redactor failed: nothing of the original result. */
-export const REDACTION_FAILED_STUB = {
-  redacted: true,
-  note: "This tool result was withheld because the redaction step failed.",
-} as const;
+/** What the model sees when a redactor failed: nothing of the original result, and no sentence of core's. */
+export const REDACTION_FAILED_STUB = { withheld: true, reason: "redaction-failed" } as const;
 
 /**
  * The one redaction step everything the model reads of a tool or a subtask

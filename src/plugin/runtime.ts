@@ -1,13 +1,18 @@
 import type { ToolSet } from "ai";
 import type { AgentConfig } from "../agent/config.js";
-import { PLUGIN_CONTRACT_VERSION, type AgentPlugin, type PluginStore, type SubtaskType, type ToolContext, type ToolResultEvent, type TurnGateInput } from "./contract.js";
+import {
+  OLDEST_PLUGIN_CONTRACT,
+  PLUGIN_CONTRACT_VERSION,
+  type AgentPlugin,
+  type PluginStore,
+  type SubtaskType,
+  type ToolContext,
+  type ToolResultEvent,
+  type TurnGateInput,
+} from "./contract.js";
+import { PluginContractError } from "./errors.js";
 import { redactToolResults, redactWith } from "./redaction.js";
-import { Workspace, memoryWorkspaceBacking, type WorkspaceBacking } from "./workspace.js";
-
-/** A plugin set that cannot run; the message names the culprit. */
-export class PluginContractError extends Error {
-  override name = "PluginContractError";
-}
+import { Workspace, memoryWorkspaceBacking, type WorkspaceHost } from "./workspace.js";
 
 export interface AgentRuntime {
   readonly plugins: readonly AgentPlugin[];
@@ -15,10 +20,8 @@ export interface AgentRuntime {
   readonly capabilities: string;
   readonly subtaskTypes: ReadonlyMap<string, SubtaskType>;
   readonly stores: readonly PluginStore[];
-  /** Always defined: a plugin's backing, or memory. */
-  readonly workspaceBacking: WorkspaceBacking;
-  /** The backing behind the configured caps. */
-  workspace(): Workspace;
+  /** The workspace a subagent's recipe gets: a plugin's backing (or memory) over `host`'s storage, behind the configured caps. */
+  workspace(host: WorkspaceHost): Workspace;
   /** Every tool family's tools for one turn, results (and thrown errors) redacted. */
   tools(context: ToolContext): ToolSet;
   /**
@@ -38,31 +41,47 @@ export interface AgentRuntime {
  * Durable Object starts, so a wrong set fails there with one sentence, never
  * in the middle of a request.
  */
-export function createAgentRuntime<Env>(options: { plugins: AgentPlugin[]; env: Env; config: AgentConfig }): AgentRuntime {
+export function createAgentRuntime<Env extends object>(options: { plugins: AgentPlugin[]; env: Env; config: AgentConfig }): AgentRuntime {
   const { plugins, config } = options;
-  const env = (options.env ?? {}) as Record<string, unknown>;
+  const env = new Map<string, unknown>(Object.entries(options.env));
   const keys = new Set<string>();
   const families = new Map<string, string>();
   const subtaskTypes = new Map<string, SubtaskType>();
   let backingOwner: string | undefined;
 
   for (const plugin of plugins) {
-    if (!plugin.key) throw new PluginContractError("A plugin has no key: every plugin needs a unique `key`");
+    if (!plugin.key) throw new PluginContractError({ kind: "plugin", name: "(no key)" }, "A plugin has no key: every plugin needs a unique `key`");
     const name = `Plugin ${JSON.stringify(plugin.key)}`;
-    if (plugin.contractVersion > PLUGIN_CONTRACT_VERSION || !(plugin.contractVersion >= 1)) {
+    const culprit = { kind: "plugin", name: plugin.key } as const;
+    if (plugin.contractVersion > PLUGIN_CONTRACT_VERSION || !(plugin.contractVersion >= OLDEST_PLUGIN_CONTRACT)) {
       throw new PluginContractError(
-        `${name} was built for plugin contract version ${plugin.contractVersion}, but this core speaks version ${PLUGIN_CONTRACT_VERSION}: upgrade @dynamicagents/core or use a plugin release for contract ${PLUGIN_CONTRACT_VERSION}`,
+        culprit,
+        `${name} was built for plugin contract version ${plugin.contractVersion}, but this core speaks versions ${OLDEST_PLUGIN_CONTRACT} to ${PLUGIN_CONTRACT_VERSION}: use a plugin release for contract ${PLUGIN_CONTRACT_VERSION}, or a core that speaks ${plugin.contractVersion}`,
+        { code: "ERR_PLUGIN_CONTRACT_VERSION" },
       );
     }
-    if (keys.has(plugin.key)) throw new PluginContractError(`${name} is installed twice: plugin keys must be unique`);
+    if (keys.has(plugin.key))
+      throw new PluginContractError(culprit, `${name} is installed twice: plugin keys must be unique`, { code: "ERR_PLUGIN_DUPLICATE" });
     keys.add(plugin.key);
     for (const family of Object.keys(plugin.toolFamilies ?? {})) {
       const owner = families.get(family);
-      if (owner) throw new PluginContractError(`${name} declares tool family ${JSON.stringify(family)}, which plugin ${JSON.stringify(owner)} already declares`);
+      if (owner) {
+        throw new PluginContractError(
+          culprit,
+          `${name} declares tool family ${JSON.stringify(family)}, which plugin ${JSON.stringify(owner)} already declares`,
+          {
+            code: "ERR_PLUGIN_DUPLICATE_FAMILY",
+          },
+        );
+      }
       families.set(family, plugin.key);
     }
     for (const type of plugin.subtaskTypes ?? []) {
-      if (subtaskTypes.has(type.key)) throw new PluginContractError(`${name} declares subtask type ${JSON.stringify(type.key)}, which another plugin already declares`);
+      if (subtaskTypes.has(type.key)) {
+        throw new PluginContractError(culprit, `${name} declares subtask type ${JSON.stringify(type.key)}, which another plugin already declares`, {
+          code: "ERR_PLUGIN_DUPLICATE_SUBTASK_TYPE",
+        });
+      }
       subtaskTypes.set(type.key, type);
     }
     for (const [kind, names] of [
@@ -70,21 +89,31 @@ export function createAgentRuntime<Env>(options: { plugins: AgentPlugin[]; env: 
       ["binding", plugin.requires?.bindings ?? []],
     ] as const) {
       for (const required of names) {
-        const value = env[required];
+        const value = env.get(required);
         if (value === undefined || value === null || value === "") {
-          throw new PluginContractError(`${name} requires the ${kind} ${required}, which this Worker does not have: add it to wrangler.jsonc or set it as a secret`);
+          throw new PluginContractError(
+            { kind, name: required },
+            `${name} requires the ${kind} ${required}, which this Worker does not have: add it to wrangler.jsonc or set it as a secret`,
+            { code: "ERR_PLUGIN_REQUIREMENT_MISSING" },
+          );
         }
       }
     }
     if (plugin.workspaceBacking) {
       if (backingOwner) {
-        throw new PluginContractError(`${name} supplies a workspace backing, but plugin ${JSON.stringify(backingOwner)} already does: at most one plugin may`);
+        throw new PluginContractError(
+          culprit,
+          `${name} supplies a workspace backing, but plugin ${JSON.stringify(backingOwner)} already does: at most one plugin may`,
+          {
+            code: "ERR_PLUGIN_DUPLICATE_BACKING",
+          },
+        );
       }
       backingOwner = plugin.key;
     }
   }
 
-  const workspaceBacking = plugins.find((p) => p.workspaceBacking)?.workspaceBacking?.() ?? memoryWorkspaceBacking();
+  const backing = plugins.find((p) => p.workspaceBacking)?.workspaceBacking;
   const redactors = plugins.flatMap((p) => (p.onToolResult ? [p.onToolResult] : []));
   const listeners = plugins.flatMap((p) => (p.onMessagesDisplaced ? [{ key: p.key, fn: p.onMessagesDisplaced }] : []));
   const gates = plugins.flatMap((p) => (p.shouldHandleTurn ? [{ key: p.key, fn: p.shouldHandleTurn }] : []));
@@ -94,15 +123,18 @@ export function createAgentRuntime<Env>(options: { plugins: AgentPlugin[]; env: 
     capabilities: plugins.flatMap((p) => (p.capability ? [p.capability.trim()] : [])).join("\n"),
     subtaskTypes,
     stores: plugins.flatMap((p) => (p.store ? [p.store] : [])),
-    workspaceBacking,
-    workspace: () => new Workspace(workspaceBacking, config.workspace),
+    workspace: (host) => new Workspace(backing ? backing(host) : memoryWorkspaceBacking(), config.workspace),
     redact: redactWith(redactors),
     tools(context) {
       const merged: ToolSet = {};
       for (const plugin of plugins) {
         for (const family of Object.values(plugin.toolFamilies ?? {})) {
           for (const [toolName, tool] of Object.entries(family(context).tools)) {
-            if (merged[toolName]) throw new PluginContractError(`Two tool families define the tool ${JSON.stringify(toolName)}`);
+            if (merged[toolName]) {
+              throw new PluginContractError(culpritOf(plugin), `Two tool families define the tool ${JSON.stringify(toolName)}`, {
+                code: "ERR_PLUGIN_DUPLICATE_TOOL",
+              });
+            }
             merged[toolName] = tool;
           }
         }
@@ -131,3 +163,5 @@ export function createAgentRuntime<Env>(options: { plugins: AgentPlugin[]; env: 
     },
   };
 }
+
+const culpritOf = (plugin: AgentPlugin) => ({ kind: "plugin", name: plugin.key }) as const;

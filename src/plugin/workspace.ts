@@ -1,3 +1,6 @@
+import type { WorkspaceCaps } from "../boundary/subagent.js";
+import { WorkspaceLimitError, WorkspacePathError } from "./errors.js";
+
 /**
  * Where a subagent keeps files. Core declares the shape and enforces the caps;
  * a plugin may supply the storage (at most one does), otherwise it is memory.
@@ -9,15 +12,16 @@ export interface WorkspaceBacking {
   list(): Promise<Array<{ path: string; bytes: number }>>;
 }
 
-export interface WorkspaceCaps {
-  maxFiles: number;
-  maxFileBytes: number;
-  maxTotalBytes: number;
+/**
+ * What a backing is built over: the storage of the object whose workspace it
+ * is (a subagent facet's own SQLite). A backing that keeps its files there
+ * survives the facet's eviction; memory does not.
+ */
+export interface WorkspaceHost {
+  storage: DurableObjectStorage;
 }
 
-export class WorkspaceLimitError extends Error {
-  override name = "WorkspaceLimitError";
-}
+export type { WorkspaceCaps };
 
 /** A backing that lives as long as the object holding it. */
 export function memoryWorkspaceBacking(): WorkspaceBacking {
@@ -78,7 +82,7 @@ export class Workspace {
 function normalize(path: string): string {
   const parts = path.split("/").filter((p) => p !== "" && p !== ".");
   if (parts.length === 0 || parts.some((p) => p === "..")) {
-    throw new WorkspaceLimitError(`${JSON.stringify(path)} is not a path inside the workspace`);
+    throw new WorkspacePathError(`${JSON.stringify(path)} is not a path inside the workspace`);
   }
   return parts.join("/");
 }

@@ -1,2 +1,2 @@
-export { SubtaskCanceled, type Recipe, type RecipeContext, type SubtaskRunResult, type SubtaskSpec } from "./recipe.js";
+export { SubtaskCanceled } from "./errors.js";
 export { RecipeSubagentBase } from "./recipe-subagent.js";

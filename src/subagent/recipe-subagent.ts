@@ -1,10 +1,11 @@
 import { Agent } from "agents";
 import { eq } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
-import { resolveConfig } from "../agent/config.js";
-import type { SubtaskType } from "../plugin/contract.js";
-import { Workspace, memoryWorkspaceBacking, type WorkspaceBacking, type WorkspaceCaps } from "../plugin/workspace.js";
-import { SubtaskCanceled, type Recipe, type SubtaskRunResult, type SubtaskSpec } from "./recipe.js";
+import { resolveConfig, type AgentConfigInput } from "../agent/config.js";
+import { accepted, refused, type SubagentObject, type SubagentRefusal, type SubtaskRunResult, type SubtaskSpec, type Verdict } from "../boundary/index.js";
+import type { AgentPlugin, PluginHost } from "../plugin/contract.js";
+import { createAgentRuntime } from "../plugin/runtime.js";
+import { SubtaskCanceled } from "./errors.js";
 import { SUBAGENT_DDL, recipeChunks, recipeRun } from "./schema.js";
 
 /**
@@ -13,8 +14,10 @@ import { SUBAGENT_DDL, recipeChunks, recipeRun } from "./schema.js";
  * subtask type's recipe in chunks it records as they finish, so an eviction
  * mid-run resumes after the last finished chunk, and it keeps the finished
  * result under the subtask's fingerprint, so asking again costs nothing.
+ * It has what its parent has: the same plugins (their subtask types and
+ * workspace backing, over this facet's own storage) and the parent's caps.
  */
-export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare.Env> extends Agent<Env> {
+export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare.Env> extends Agent<Env> implements SubagentObject {
   readonly #db: DrizzleSqliteDODatabase;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -25,67 +28,66 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
     });
   }
 
-  /** The subtask types (with recipes) this subagent can run: usually the plugins' own. */
-  protected abstract subtaskTypes(): SubtaskType[];
+  /** The parent agent's plugins: their subtask types run here. */
+  protected abstract agentPlugins(host: PluginHost<Env>): AgentPlugin[];
 
-  protected workspaceBacking(): WorkspaceBacking {
-    return memoryWorkspaceBacking();
+  /** The parent agent's config, for the plugins; the workspace caps come from the parent with each subtask. */
+  protected agentConfig(): AgentConfigInput {
+    return {};
   }
 
-  protected workspaceCaps(): WorkspaceCaps {
-    return resolveConfig().workspace;
-  }
-
-  /** Runs (or resumes, or answers from cache) the subtask. Recipe failures are results, not exceptions. */
-  async runSubtask(spec: SubtaskSpec): Promise<SubtaskRunResult> {
+  async runSubtask(spec: SubtaskSpec): Promise<Verdict<SubtaskRunResult, SubagentRefusal>> {
     const existing = this.#db.select().from(recipeRun).where(eq(recipeRun.id, 1)).get();
     if (existing && existing.fingerprint !== spec.fingerprint) {
-      throw new Error(
-        `Subagent ${spec.subtaskId} refuses to resume: it ran a subtask with fingerprint ${existing.fingerprint}, and is now asked for ${spec.fingerprint} (the type, params or recipe version changed)`,
-      );
+      return refused({
+        code: "ERR_SUBAGENT_FINGERPRINT",
+        message: `Subagent ${spec.subtaskId} refuses to resume: it ran a subtask with fingerprint ${existing.fingerprint}, and is now asked for ${spec.fingerprint} (the type, params or recipe version changed)`,
+      });
     }
-    if (existing?.status === "done") return { status: "done", result: JSON.parse(existing.resultJson ?? "null") };
-    if (existing?.status === "failed") return { status: "failed", error: existing.error ?? "failed" };
-    if (existing?.status === "canceled" || existing?.cancelRequested) return this.#finish("canceled");
+    if (existing?.status === "done") return accepted({ status: "done", result: JSON.parse(existing.resultJson ?? "null") });
+    if (existing?.status === "failed") return accepted({ status: "failed", error: existing.error ?? "failed" });
+    if (existing?.status === "canceled" || existing?.cancelRequested) return accepted(this.#finish("canceled"));
     if (!existing) this.#db.insert(recipeRun).values({ id: 1, fingerprint: spec.fingerprint, status: "running" }).run();
 
-    const type = this.subtaskTypes().find((t) => t.key === spec.type);
-    if (!type || typeof type.recipe !== "function") return this.#finish("failed", undefined, `no recipe for subtask type ${JSON.stringify(spec.type)}`);
+    const config = resolveConfig({ ...this.agentConfig(), workspace: spec.workspace });
+    const runtime = createAgentRuntime({ plugins: this.agentPlugins({ env: this.env, config }), env: this.env, config });
+    const type = runtime.subtaskTypes.get(spec.type);
+    if (!type) return accepted(this.#finish("failed", undefined, `no recipe for subtask type ${JSON.stringify(spec.type)}`));
     const parsed = type.params.safeParse(spec.params);
-    if (!parsed.success) return this.#finish("failed", undefined, `invalid params: ${parsed.error.issues[0]?.message}`);
+    if (!parsed.success) return accepted(this.#finish("failed", undefined, `invalid params: ${parsed.error.issues[0]?.message}`));
 
     try {
-      const result = await (type.recipe as Recipe<Env>)(
+      const result = await type.recipe(
         {
-          env: this.env,
           chunk: (name, run) => this.#chunk(name, run),
-          workspace: new Workspace(this.workspaceBacking(), this.workspaceCaps()),
+          workspace: runtime.workspace({ storage: this.ctx.storage }),
           subtaskId: spec.subtaskId,
           taskId: spec.taskId,
         },
         parsed.data,
       );
-      return this.#finish("done", result);
+      return accepted(this.#finish("done", result));
     } catch (error) {
-      if (error instanceof SubtaskCanceled) return this.#finish("canceled");
-      return this.#finish("failed", undefined, error instanceof Error ? error.message : String(error));
+      if (error instanceof SubtaskCanceled) return accepted(this.#finish("canceled"));
+      return accepted(this.#finish("failed", undefined, error instanceof Error ? error.message : String(error)));
     }
   }
 
   /** Asks the running recipe to stop at its next chunk boundary. */
-  async cancel(): Promise<void> {
+  async cancel(): Promise<Verdict<null, never>> {
     const existing = this.#db.select().from(recipeRun).where(eq(recipeRun.id, 1)).get();
     if (!existing) {
       this.#db.insert(recipeRun).values({ id: 1, fingerprint: "", status: "canceled", cancelRequested: 1 }).run();
     } else if (existing.status === "running") {
       this.#db.update(recipeRun).set({ cancelRequested: 1 }).where(eq(recipeRun.id, 1)).run();
     }
+    return accepted(null);
   }
 
   async #chunk<T>(name: string, run: () => Promise<T>): Promise<T> {
     const done = this.#db.select().from(recipeChunks).where(eq(recipeChunks.name, name)).get();
     if (done) return JSON.parse(done.resultJson) as T;
-    if (this.#db.select().from(recipeRun).where(eq(recipeRun.id, 1)).get()?.cancelRequested) throw new SubtaskCanceled();
+    if (this.#db.select().from(recipeRun).where(eq(recipeRun.id, 1)).get()?.cancelRequested) throw new SubtaskCanceled("the subtask was canceled");
     const result = await run();
     this.#db
       .insert(recipeChunks)

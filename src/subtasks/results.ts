@@ -1,5 +1,5 @@
-import type { SubtaskRow } from "../db/subtask-store.js";
 import { roundResultHead } from "../a2a/wire.js";
+import type { SubtaskRow } from "../db/subtask-store.js";
 import type { ToolResultEvent } from "../plugin/contract.js";
 
 /** The results of earlier rounds as the model reads them, one block per subtask. */

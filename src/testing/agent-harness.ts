@@ -1,8 +1,11 @@
 import { GATEKEEPER_FIXTURE_JWK, fixtureKey, publicHalf, type FixtureKey } from "./jwk-fixtures.js";
 import { makeGatekeeperToken } from "./gatekeeper-token.js";
 import { interceptGatekeeper, type GatekeeperIntercept } from "./intercept-gatekeeper.js";
+import { rpcCall } from "./rpc-client.js";
 
-type Handler = { fetch(request: Request, env: any, ctx: ExecutionContext): Response | Promise<Response> };
+/** What the harness hands a Worker as its context: background work is let go, as a gatekeeper would. */
+type HarnessContext = Pick<ExecutionContext, "waitUntil" | "passThroughOnException">;
+type Handler = { fetch(request: Request, env: any, ctx: HarnessContext): Response | Promise<Response> };
 type Loopback = { fetch(request: Request): Promise<Response> };
 
 export interface AgentHarnessOptions {
@@ -28,7 +31,7 @@ export interface AgentHarness {
   interceptGatekeeper(): GatekeeperIntercept;
 }
 
-const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
+const ctx: HarnessContext = { waitUntil() {}, passThroughOnException() {} };
 
 /**
  * Drives an agent the way a gatekeeper does, with the four facts every
@@ -44,29 +47,32 @@ export function createAgentHarness(options: AgentHarnessOptions): AgentHarness {
   const identity = options.identity ?? { key: `harness-${crypto.randomUUID()}`, name: "Harness", kind: "user", workspaceId: "test" };
   let key: Promise<FixtureKey> | undefined;
   let ids = 0;
+  const toWorker = (request: Request) =>
+    options.env === undefined ? (options.worker as Loopback).fetch(request) : Promise.resolve((options.worker as Handler).fetch(request, options.env, ctx));
 
   const call: AgentHarness["call"] = async (method, params = {}) => {
-    const token = await makeGatekeeperToken({ key: await (key ??= fixtureKey(GATEKEEPER_FIXTURE_JWK)), gatekeeper, endpoint, tenant: options.tenant, identity });
-    const request = new Request(endpoint, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${token}`, "A2A-Version": "1.0", "Content-Type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: ++ids, method, params: { tenant: options.tenant, ...params } }),
+    const token = await makeGatekeeperToken({
+      key: await (key ??= fixtureKey(GATEKEEPER_FIXTURE_JWK)),
+      gatekeeper,
+      endpoint,
+      tenant: options.tenant,
+      identity,
     });
-    const response =
-      options.env === undefined ? await (options.worker as Loopback).fetch(request) : await (options.worker as Handler).fetch(request, options.env, ctx);
-    const text = await response.text();
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw new Error(`${method}: HTTP ${response.status}, not JSON-RPC: ${text.slice(0, 300)}`);
-    }
+    const answer = await rpcCall(endpoint, method, params, { token, tenant: options.tenant, id: ++ids, fetch: toWorker });
+    if (answer.json === undefined) throw new Error(`${method}: HTTP ${answer.status}, not JSON-RPC: ${answer.text.slice(0, 300)}`);
+    return answer.json as Awaited<ReturnType<AgentHarness["call"]>>;
   };
 
   return {
     call,
     async send(text, sendOptions = {}) {
       const reply = await call("SendMessage", {
-        message: { messageId: sendOptions.messageId ?? crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }], ...(sendOptions.contextId ? { contextId: sendOptions.contextId } : {}) },
+        message: {
+          messageId: sendOptions.messageId ?? crypto.randomUUID(),
+          role: "ROLE_USER",
+          parts: [{ text }],
+          ...(sendOptions.contextId ? { contextId: sendOptions.contextId } : {}),
+        },
         configuration: { taskPushNotificationConfig: { url: `${gatekeeper}/a2a/notifications`, token: `harness-${crypto.randomUUID()}` } },
       });
       if (reply.error) throw new Error(`SendMessage refused: ${reply.error.code} ${reply.error.message}`);

@@ -1,4 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
+import { TERMINAL_STATE_NAMES } from "../a2a/wire.js";
 import { AgentDB } from "../db/agent-db.js";
 
 /**
@@ -10,7 +11,7 @@ export function makeDoHelpers(namespace: DurableObjectNamespace) {
   return {
     async withDb<T>(name: string, body: (db: AgentDB, state: DurableObjectState) => T | Promise<T>): Promise<T> {
       const stub = namespace.get(namespace.idFromName(`${name}:${crypto.randomUUID()}`));
-      return runInDurableObject(stub, (_instance, state) => body(new AgentDB(state.storage), state));
+      return runInDurableObject(stub, (_instance, state) => body(new AgentDB(state.storage, TERMINAL_STATE_NAMES), state));
     },
   };
 }

@@ -1,5 +1,6 @@
 // The test harness agent authors use in their own repos (workerd realm).
 // Never imported by a runtime subpath.
+export { chatCompletionBody, type ChatReply, type ChatToolCall } from "./chat-completion.js";
 export { createAgentHarness, type AgentHarness, type AgentHarnessOptions } from "./agent-harness.js";
 export { makeDoHelpers } from "./do-helpers.js";
 export { makeGatekeeperToken, type GatekeeperTokenOptions } from "./gatekeeper-token.js";

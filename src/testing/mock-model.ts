@@ -2,10 +2,7 @@ import type { ModelChoice } from "../agent/providers.js";
 import { MockLanguageModelV4 } from "ai/test";
 
 /** One scripted model reply: text, tool calls, or both. */
-export type ScriptedReply =
-  | string
-  | { text?: string; toolCalls?: Array<{ toolName: string; input: unknown }>; tokens?: number }
-  | Error;
+export type ScriptedReply = string | { text?: string; toolCalls?: Array<{ toolName: string; input: unknown }>; tokens?: number } | Error;
 
 let callIds = 0;
 

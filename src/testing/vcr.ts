@@ -32,6 +32,9 @@ export function setupRecording(): void {
   });
   afterEach(async () => {
     const { blocked } = (await (await send(`${CONTROL}/eject`, { method: "POST" })).json()) as { blocked: string[] };
-    if (blocked.length) throw new Error(`VCR blocked ${blocked.length} request(s):\n${blocked.map((b) => `  - ${b}`).join("\n")}\nRe-record with RECORD=1 (see cassettes/README.md).`);
+    if (blocked.length)
+      throw new Error(
+        `VCR blocked ${blocked.length} request(s):\n${blocked.map((b) => `  - ${b}`).join("\n")}\nRe-record with RECORD=1 (see cassettes/README.md).`,
+      );
   });
 }

@@ -1,12 +1,13 @@
 import { signCallbackJwt } from "../a2a/callback-jwt.js";
 import { pushTarget, validatePushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
+import { DynamicAgentsError } from "../errors/index.js";
 import { A2A_JSON, NOTIFICATION_TOKEN_HEADER } from "../a2a/wire.js";
 const ATTEMPT_TIMEOUT_MS = 15_000;
 
 /** A push answered with something other than 2xx. Names the target as origin + path only. */
-export class PushRejected extends Error {
-  override name = "PushRejected";
+export class PushRejected extends DynamicAgentsError {
+  static override readonly code: string = "ERR_PUSH_REJECTED";
   constructor(
     readonly target: string,
     readonly status: number,
@@ -16,8 +17,8 @@ export class PushRejected extends Error {
 }
 
 /** A push that got no answer (network error, timeout). Names the target as origin + path only. */
-export class PushUnreachable extends Error {
-  override name = "PushUnreachable";
+export class PushUnreachable extends DynamicAgentsError {
+  static override readonly code: string = "ERR_PUSH_UNREACHABLE";
   constructor(
     readonly target: string,
     reason: string,
@@ -47,7 +48,7 @@ export async function deliverPush(options: {
   fetch?: typeof fetch;
 }): Promise<PushAttempt> {
   const target = pushTarget(String((options.config as { url?: unknown } | null)?.url ?? ""));
-  let config;
+  let config: ReturnType<typeof validatePushConfig>;
   try {
     config = validatePushConfig(options.config, options.allowlist, "the push config");
   } catch (error) {

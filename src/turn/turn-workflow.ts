@@ -1,8 +1,8 @@
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type WorkflowStepConfig } from "cloudflare:workers";
 import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
 import { loadSigningKey } from "../a2a/signing-key.js";
+import type { AgentNamespace, TurnObject, TurnParams } from "../boundary/index.js";
 import { deliverPush } from "./push-delivery.js";
-import type { TurnAgentRpc, TurnParams } from "./turn-protocol.js";
 
 /** The model call: a couple of retries for a crashed isolate; the fallback model is tried inside. */
 const RUN_STEP: WorkflowStepConfig = { retries: { limit: 2, delay: "5 seconds", backoff: "exponential" }, timeout: "10 minutes" };
@@ -23,25 +23,33 @@ const QUICK_STEP: WorkflowStepConfig = { retries: { limit: 5, delay: "1 second",
  */
 export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; GATEKEEPER_ORIGINS?: string }> extends WorkflowEntrypoint<Env, TurnParams> {
   /** The namespace holding `tenant`'s agents. */
-  protected abstract agentNamespace(tenant: string): DurableObjectNamespace;
+  protected abstract agentNamespace(tenant: string): AgentNamespace;
 
   override async run(event: Readonly<WorkflowEvent<TurnParams>>, step: WorkflowStep): Promise<{ state: string }> {
     const turn = event.payload;
-    const agent = () => {
+    // The stub, seen through the boundary's interface: plain verdicts, typed.
+    const agent = (): TurnObject => {
       const namespace = this.agentNamespace(turn.tenant);
-      return namespace.get(namespace.idFromString(turn.agentId)) as unknown as TurnAgentRpc;
+      return namespace.get(namespace.idFromString(turn.agentId));
     };
 
+    // Step names are stable across deploys: an instance in flight replays its
+    // finished steps by name, so a renamed step would run twice.
     const started = await step.do("start", QUICK_STEP, () => agent().turnStarted(turn.taskId, turn.origin));
-    let state = started.proceed ? "TASK_STATE_WORKING" : started.state;
-    for (let round = 1; started.proceed && round <= MAX_ROUNDS; round++) {
+    let state = started.ok ? started.value.state : "TASK_STATE_UNSPECIFIED";
+    for (let round = 1; started.ok && started.value.proceed && round <= MAX_ROUNDS; round++) {
       // Each round is its own step: a retry of round 3 never re-runs rounds 1 and 2.
-      const result = await step.do(round === 1 ? "run" : `run round ${round}`, RUN_STEP, () => agent().runTurn(turn.taskId, turn.origin, round));
-      if (!result) break;
+      const ran = await step.do(round === 1 ? "run" : `run round ${round}`, RUN_STEP, () => agent().runTurn(turn.taskId, turn.origin, round));
+      if (!ran.ok) break;
+      const result = ran.value;
+      if (result.kind === "ended") {
+        state = result.state;
+        break;
+      }
       if (result.kind === "done") {
         const outcome = result.outcome;
         const verdict = await step.do("save", QUICK_STEP, () => agent().finishTurn(turn.taskId, outcome));
-        state = verdict.state;
+        if (verdict.ok) state = verdict.value.state;
         break;
       }
       await step.do(`progress ${round}`, PROGRESS_STEP, () => this.#announceProgress(agent(), turn, result.text));
@@ -49,18 +57,18 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
 
     const delivery = await step.do("targets", QUICK_STEP, async () => {
       const found = await agent().deliveryOf(turn.taskId);
-      return found ? found.configs.map((config) => String(config.id)) : [];
+      return found.ok ? found.value.configs.map((config) => String(config.id)) : [];
     });
     for (const configId of delivery) {
       await step.do(`deliver ${configId}`, DELIVER_STEP, async () => {
         const found = await agent().deliveryOf(turn.taskId);
-        const config = found?.configs.find((c) => c.id === configId);
+        const config = found.ok ? found.value.configs.find((c) => c.id === configId) : undefined;
         // Deleted since: nobody is waiting at that URL any more.
-        if (!found || !config) return { skipped: true };
+        if (!found.ok || !config) return { skipped: true };
         try {
           return await deliverPush({
             config,
-            body: { task: found.task },
+            body: { task: found.value.task },
             key: await loadSigningKey(this.env.A2A_SIGNING_KEY),
             origin: turn.origin,
             allowlist: this.#gatekeeperOrigins(),
@@ -85,11 +93,12 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
   }
 
   /** One `statusUpdate` to every push config, once each; a failure is logged, never thrown. */
-  async #announceProgress(agent: TurnAgentRpc, turn: TurnParams, text: string): Promise<{ sent: number }> {
+  async #announceProgress(agent: TurnObject, turn: TurnParams, text: string): Promise<{ sent: number }> {
     let sent = 0;
     try {
-      const found = await agent.deliveryOf(turn.taskId);
-      if (!found) return { sent };
+      const verdict = await agent.deliveryOf(turn.taskId);
+      if (!verdict.ok) return { sent };
+      const found = verdict.value;
       const key = await loadSigningKey(this.env.A2A_SIGNING_KEY);
       const allowlist = this.#gatekeeperOrigins();
       const statusUpdate = {

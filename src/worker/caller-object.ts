@@ -1,6 +1,7 @@
 import { ConfigError } from "../errors/index.js";
 import type { VerifiedCaller } from "../a2a/verify-token.js";
-import type { TaskAgentStub, TenantConfig } from "./options.js";
+import type { CallerObject } from "../boundary/index.js";
+import type { TenantConfig } from "./options.js";
 
 /** Who a verified caller is, as far as naming their Durable Object goes. */
 export interface CallerObjectKey {
@@ -22,7 +23,7 @@ export function callerObjectName(caller: CallerObjectKey): string {
 
 /** The default `resolveAgent`: the tenant's namespace, one object per caller. */
 export function objectPerCaller<Env>(tenants: Record<string, TenantConfig<Env>>) {
-  return (caller: VerifiedCaller, tenant: string, env: Env): TaskAgentStub => {
+  return (caller: VerifiedCaller, tenant: string, env: Env): CallerObject => {
     const namespace = tenants[tenant]?.agent(env);
     if (!namespace) {
       throw new ConfigError({ kind: "binding", name: `tenants.${tenant}.agent` }, `tenant ${JSON.stringify(tenant)} has no Durable Object namespace bound`, {
@@ -30,7 +31,6 @@ export function objectPerCaller<Env>(tenants: Record<string, TenantConfig<Env>>)
       });
     }
     const name = callerObjectName({ gatekeeper: caller.issuer, tenant, key: caller.identity.key });
-    // The namespace is untyped until the boundary types land; the stub speaks TaskAgentStub.
-    return namespace.get(namespace.idFromName(name)) as unknown as TaskAgentStub;
+    return namespace.get(namespace.idFromName(name));
   };
 }

@@ -1,3 +1,4 @@
+import { ConfigError } from "../errors/index.js";
 import { buildCardWire, validateManifest, type AgentManifest } from "../a2a/agent-manifest.js";
 import { signCard } from "../a2a/card-signing.js";
 import type { SigningKey } from "../a2a/signing-key.js";
@@ -38,7 +39,8 @@ export class CardCache {
     let card = this.#cards.get(cacheKey);
     if (!card) {
       const manifest = tenant === undefined ? this.stub : this.tenants.get(tenant);
-      if (!manifest) throw new Error(`no manifest for tenant ${tenant}`);
+      // Only ever asked for a tenant the edge's known-tenant step let through.
+      if (!manifest) throw new ConfigError({ kind: "manifest", name: `tenants.${tenant}` }, `no manifest for tenant ${tenant}`, { code: ConfigError.MISSING });
       card = (async () => {
         const wire = buildCardWire(manifest, { endpoint: endpointOf(origin), tenant });
         const signed = await signCard(wire, key, origin);

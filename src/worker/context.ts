@@ -2,7 +2,7 @@ import type { JsonRpcCall, JsonRpcId } from "../a2a/jsonrpc.js";
 import type { VerifiedCaller } from "../a2a/verify-token.js";
 
 /** What each step of the edge leaves on the context for the steps after it. */
-export interface EdgeVariables {
+interface EdgeVariables {
   /** Step 1: the origin everything signed names (PUBLIC_ORIGIN, or the request's own). */
   origin: string;
   /** Step 2: who is calling, as the gatekeeper's verified token says. */

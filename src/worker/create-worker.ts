@@ -13,7 +13,8 @@ import type { EdgeHono } from "./context.js";
 import { dispatch } from "./dispatch.js";
 import { errorResponse } from "./error-response.js";
 import { cachedBody, cachedResponse, type CachedBody } from "./http-cache.js";
-import type { A2AWorkerOptions, EdgeEnv, TaskAgentStub } from "./options.js";
+import type { CallerObject } from "../boundary/index.js";
+import type { A2AWorkerOptions, EdgeEnv } from "./options.js";
 import { hostStep } from "./public-origin.js";
 import { bodyLimitStep, contentTypeStep, envelopeStep, knownTenantStep, versionStep } from "./request-steps.js";
 import { jsonRpcResult, methodNotAllowed, notFound } from "./responses.js";
@@ -78,7 +79,7 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
   app.post(A2A_PATH, async (c) => {
     const { id, method, params } = c.get("call");
     const caller = c.get("caller");
-    let stub: TaskAgentStub | undefined;
+    let stub: CallerObject | undefined;
     const agent = () => {
       try {
         return (stub ??= resolveAgent(caller, caller.tenant, c.env));

@@ -1,21 +1,11 @@
 import { TaskPushNotificationConfig } from "@a2a-js/sdk";
-import { ErrorCode, RpcError, taskNotFound, unsupportedOperation } from "../a2a/errors.js";
+import { ErrorCode, RpcError, unsupportedOperation } from "../a2a/errors.js";
 import { assertTextWithinLimit } from "../a2a/limits.js";
-import { unwrap } from "../a2a/outcome.js";
 import { validatePushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
-import { shapeTask } from "../db/task-shape.js";
-import type { PushConfigJson } from "../db/task-store.js";
+import { unwrap, type CallerObject, type PushConfigJson, type TurnToStart } from "../boundary/index.js";
 import type { CardCache } from "./card-cache.js";
-import type { TaskAgentStub, TurnToStart } from "./options.js";
-import {
-  parseCancelTask,
-  parseGetTask,
-  parseListTasks,
-  parsePushConfigRef,
-  parsePushConfigTask,
-  parseSendMessage,
-} from "./params.js";
+import { parseCancelTask, parseGetTask, parseListTasks, parsePushConfigRef, parsePushConfigTask, parseSendMessage } from "./params.js";
 
 /** Everything a method needs, resolved by the edge after the caller was verified. */
 export interface CallContext {
@@ -23,7 +13,7 @@ export interface CallContext {
   origin: string;
   allowlist: ReadonlySet<string>;
   /** The caller's own Durable Object; only addressed once a method needs it. */
-  agent: () => TaskAgentStub;
+  agent: () => CallerObject;
   /** Starts a turn the object accepted, past the reply (never delays it). */
   startTurn: (turn: TurnToStart) => void;
   signingKey: () => Promise<SigningKey>;
@@ -32,42 +22,40 @@ export interface CallContext {
 
 type Method = (params: Record<string, unknown>, ctx: CallContext) => Promise<unknown>;
 
+/** A validated push config in the wire form the object stores. */
+const pushConfigJson = (config: TaskPushNotificationConfig): PushConfigJson => {
+  const { url, ...rest } = TaskPushNotificationConfig.toJSON(config) as { url: string };
+  return { url, ...rest };
+};
+
 const sendMessage: Method = async (params, ctx) => {
   const input = parseSendMessage(params);
   assertTextWithinLimit(input.message);
   // Validated before the task exists: a refused push config creates nothing.
-  const pushConfig = validatePushConfig(input.pushConfig, ctx.allowlist);
+  const pushConfig = pushConfigJson(validatePushConfig(input.pushConfig, ctx.allowlist));
   const { task, turn } = unwrap(
-    await ctx.agent().beginTask({
-      tenant: ctx.tenant,
-      origin: ctx.origin,
-      message: input.messageJson,
-      pushConfig: TaskPushNotificationConfig.toJSON(pushConfig) as PushConfigJson,
-    }),
+    await ctx.agent().beginTask({ tenant: ctx.tenant, origin: ctx.origin, message: input.messageJson, pushConfig, historyLength: input.historyLength }),
   );
   // Only a turn this call created comes back: a retried messageId starts nothing.
   if (turn) ctx.startTurn(turn);
-  return { task: shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true }) };
+  return { task };
 };
 
 const getTask: Method = async (params, ctx) => {
   const p = parseGetTask(params);
-  const task = await ctx.agent().getTask(p.id, p.historyLength);
-  if (!task) throw taskNotFound(p.id);
-  return task;
+  return unwrap(await ctx.agent().getTask({ taskId: p.id, historyLength: p.historyLength }));
 };
 
 const listTasks: Method = async (params, ctx) => unwrap(await ctx.agent().listTasks(parseListTasks(params)));
 
 const cancelTask: Method = async (params, ctx) => unwrap(await ctx.agent().cancelTask(parseCancelTask(params).id));
 
-const getExtendedAgentCard: Method = async (_params, ctx) =>
-  (await ctx.cards.tenantCard(ctx.origin, ctx.tenant, await ctx.signingKey())).card;
+const getExtendedAgentCard: Method = async (_params, ctx) => (await ctx.cards.tenantCard(ctx.origin, ctx.tenant, await ctx.signingKey())).card;
 
 const createPushConfig: Method = async (params, ctx) => {
   const taskId = parsePushConfigTask(params);
   const config = validatePushConfig(params, ctx.allowlist, "params");
-  return unwrap(await ctx.agent().putPushConfig(taskId, TaskPushNotificationConfig.toJSON(config) as PushConfigJson));
+  return unwrap(await ctx.agent().putPushConfig(taskId, pushConfigJson(config)));
 };
 
 const getPushConfig: Method = async (params, ctx) => {
@@ -89,7 +77,7 @@ const streamingUnsupported: Method = async () => {
   throw unsupportedOperation("Streaming is not supported (capabilities.streaming is false): use SendMessage, the result arrives by push notification");
 };
 
-export const METHODS: Record<string, Method> = {
+const METHODS: Record<string, Method> = {
   SendMessage: sendMessage,
   GetTask: getTask,
   ListTasks: listTasks,
@@ -108,4 +96,3 @@ export async function dispatch(method: string, params: Record<string, unknown>, 
   if (!run) throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
   return run(params, ctx);
 }
-

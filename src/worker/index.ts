@@ -1,4 +1,4 @@
 export { A2A_PATH, CARD_PATH } from "../a2a/wire.js";
 export { callerObjectName, type CallerObjectKey } from "./caller-object.js";
 export { createA2AWorker } from "./create-worker.js";
-export type { A2AWorkerOptions, EdgeEnv, TaskAgentStub, TenantConfig, TurnToStart } from "./options.js";
+export type { A2AWorkerOptions, EdgeEnv, TenantConfig } from "./options.js";

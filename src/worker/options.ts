@@ -1,8 +1,7 @@
 import type { AgentManifest } from "../a2a/agent-manifest.js";
 import type { GatekeeperJwks, GatekeeperJwksOptions } from "../a2a/gatekeeper-jwks.js";
-import type { Outcome } from "../a2a/outcome.js";
 import type { VerifiedCaller } from "../a2a/verify-token.js";
-import type { TaskAgentRpc } from "../host/task-agent-rpc.js";
+import type { AgentNamespace, CallerObject, TurnParams, TurnToStart } from "../boundary/index.js";
 
 /** The variables and bindings the edge reads (docs/protocol.md "Operator surface"). */
 export interface EdgeEnv {
@@ -15,31 +14,14 @@ export interface EdgeEnv {
   /** The deployment's one public origin; when set, requests for any other host get 421. */
   PUBLIC_ORIGIN?: string;
   /** Where accepted turns start, unless `startTurn` says otherwise. */
-  TURN_WORKFLOW?: Workflow;
+  TURN_WORKFLOW?: Workflow<TurnParams>;
 }
-
-/** A turn the caller's object accepted: the edge starts its Workflow instance. */
-export interface TurnToStart {
-  instanceId: string;
-  params: unknown;
-}
-
-type BeginTask = TaskAgentRpc["beginTask"];
-type Begun = Awaited<ReturnType<BeginTask>> extends Outcome<infer T> ? T : never;
-
-/**
- * The caller's Durable Object as the edge sees it. `beginTask` names the turn
- * to start when it created one (never for a retried `messageId`).
- */
-export type TaskAgentStub = Omit<TaskAgentRpc, "beginTask"> & {
-  beginTask(input: Parameters<BeginTask>[0]): Promise<Outcome<Begun & { turn?: TurnToStart }>>;
-};
 
 export interface TenantConfig<Env> {
   /** The tenant's own card, served by `GetExtendedAgentCard`. */
   manifest: AgentManifest;
   /** The namespace of the tenant's agent class; the edge picks one instance per verified caller. */
-  agent: (env: Env) => DurableObjectNamespace;
+  agent: (env: Env) => AgentNamespace;
 }
 
 export interface A2AWorkerOptions<Env> {
@@ -56,7 +38,7 @@ export interface A2AWorkerOptions<Env> {
    * tenant, identity key) by `callerObjectName`. A `ConfigError` thrown here
    * answers the call as the tenant's agent failing to start.
    */
-  resolveAgent?: (caller: VerifiedCaller, tenant: string, env: Env) => TaskAgentStub;
+  resolveAgent?: (caller: VerifiedCaller, tenant: string, env: Env) => CallerObject;
   /**
    * How an accepted turn starts, after the reply is on its way (never delaying
    * it). Default: `env.TURN_WORKFLOW.create({ id, params })`, an instance that

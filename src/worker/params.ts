@@ -1,8 +1,8 @@
-import { Message, Role, TaskState } from "@a2a-js/sdk";
+import { Message, Role } from "@a2a-js/sdk";
 import { z } from "zod";
 import { invalidParams } from "../a2a/errors.js";
 import { parseStateName } from "../a2a/task-state.js";
-import type { ListTasksQuery } from "../db/task-store.js";
+import type { MessageJson, TaskListQuery } from "../boundary/index.js";
 
 /** Turns a zod failure into -32602 naming the offending parameter. */
 function parse<T>(schema: z.ZodType<T>, params: unknown): T {
@@ -22,6 +22,9 @@ export const parseGetTask = (params: unknown) => parse(getTaskParams, params);
 const cancelTaskParams = z.object({ id });
 export const parseCancelTask = (params: unknown) => parse(cancelTaskParams, params);
 
+/** A2A §3.1.4: 1–100, default 50; validated here and nowhere else. */
+const DEFAULT_PAGE_SIZE = 50;
+
 const listTasksParams = z.object({
   contextId: z.string().optional(),
   status: z.string().optional(),
@@ -32,9 +35,9 @@ const listTasksParams = z.object({
   includeArtifacts: z.boolean().optional(),
 });
 
-export function parseListTasks(params: unknown): ListTasksQuery {
+export function parseListTasks(params: unknown): TaskListQuery {
   const p = parse(listTasksParams, params);
-  let state: TaskState | undefined;
+  let state: string | undefined;
   // `@a2a-js/sdk`'s client sends an unset enum as "UNRECOGNIZED" (or the
   // proto default): both mean "no status filter", not a bad request.
   if (p.status !== undefined && p.status !== "TASK_STATE_UNSPECIFIED" && p.status !== "UNRECOGNIZED") {
@@ -45,7 +48,7 @@ export function parseListTasks(params: unknown): ListTasksQuery {
     contextId: p.contextId || undefined,
     state,
     statusAfter: p.statusTimestampAfter === undefined ? undefined : Date.parse(p.statusTimestampAfter),
-    pageSize: p.pageSize ?? 50,
+    pageSize: p.pageSize ?? DEFAULT_PAGE_SIZE,
     pageToken: p.pageToken || undefined,
     historyLength: p.historyLength,
     includeArtifacts: p.includeArtifacts ?? false,
@@ -82,8 +85,8 @@ const sendMessageParams = z.object({
 
 export interface SendMessageInput {
   message: Message;
-  /** Wire JSON, as received; validated against the allowlist by the caller. */
-  messageJson: unknown;
+  /** The message in its normalized wire form (through the SDK's `fromJSON → toJSON`). */
+  messageJson: MessageJson;
   pushConfig: unknown;
   historyLength?: number;
 }
@@ -103,9 +106,10 @@ export function parseSendMessage(params: Record<string, unknown>): SendMessageIn
       "Invalid params: params.configuration.taskPushNotificationConfig is required: this agent accepts a turn and delivers the result by push notification",
     );
   }
+  const { messageId, role, parts, ...rest } = Message.toJSON(message) as MessageJson;
   return {
     message,
-    messageJson: Message.toJSON(message),
+    messageJson: { messageId, role, parts, ...rest },
     pushConfig,
     historyLength: p.configuration?.historyLength,
   };

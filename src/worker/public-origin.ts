@@ -12,7 +12,7 @@ const cache = new Map<string, string | ConfigError>();
  * `https://…` (or `http://` on a loopback host). `undefined` when unset (or
  * empty): the edge then uses each request's own origin, as in local work.
  */
-export function loadPublicOrigin(raw: string | undefined): string | undefined {
+function loadPublicOrigin(raw: string | undefined): string | undefined {
   if (raw === undefined || raw.trim() === "") return undefined;
   let parsed = cache.get(raw);
   if (parsed === undefined) {

@@ -14,7 +14,7 @@ import type { EdgeEnv } from "./options.js";
 // its cause; `onError` writes both.
 
 /** A JSON-RPC refusal with the HTTP status its step names. */
-export const refusal = (status: ContentfulStatusCode, error: RpcError) => new HTTPException(status, { message: error.message, cause: error });
+const refusal = (status: ContentfulStatusCode, error: RpcError) => new HTTPException(status, { message: error.message, cause: error });
 
 /** Step 3: a JSON body, or -32005 with 415. */
 export const contentTypeStep = <Env extends EdgeEnv>() =>
@@ -32,10 +32,7 @@ export const bodyLimitStep = (maxSize: number) =>
   bodyLimit({
     maxSize,
     onError: () => {
-      throw refusal(
-        413,
-        invalidRequest(`Request body exceeds ${maxSize.toLocaleString("en-US")} bytes (message text itself is limited to 262,144 bytes)`),
-      );
+      throw refusal(413, invalidRequest(`Request body exceeds ${maxSize.toLocaleString("en-US")} bytes (message text itself is limited to 262,144 bytes)`));
     },
   });
 

@@ -1,5 +1,6 @@
 import { ConfigError, DynamicAgentsError } from "../errors/index.js";
-import type { EdgeEnv, TurnToStart } from "./options.js";
+import type { TurnToStart } from "../boundary/index.js";
+import type { EdgeEnv } from "./options.js";
 
 /** The default `startTurn`: the turn's instance of `env.TURN_WORKFLOW`. */
 export async function startOnTurnWorkflow(turn: TurnToStart, env: EdgeEnv): Promise<void> {
@@ -28,7 +29,12 @@ export async function startOnTurnWorkflow(turn: TurnToStart, env: EdgeEnv): Prom
 export function startInBackground(ctx: { waitUntil(promise: Promise<unknown>): void }, turn: TurnToStart, start: () => Promise<void>): void {
   ctx.waitUntil(
     start().catch((error: unknown) => {
-      const what = error instanceof DynamicAgentsError ? `${error.name} ${error.code}: ${error.message}` : error instanceof Error ? `${error.name}: ${error.message}` : "a non-Error value";
+      const what =
+        error instanceof DynamicAgentsError
+          ? `${error.name} ${error.code}: ${error.message}`
+          : error instanceof Error
+            ? `${error.name}: ${error.message}`
+            : "a non-Error value";
       console.error(`a2a edge: turn ${turn.instanceId} did not start (the caller's object will retry it): ${what}`);
     }),
   );

@@ -54,7 +54,9 @@ function hostileSession({ endState = "TASK_STATE_COMPLETED", sendFails = false }
     async listTasks() {
       return {
         totalSize: 1,
-        tasks: [{ id: `${EVIL}id`, status: { state: `TASK_STATE_${EVIL}`, timestamp: EVIL }, history: [{ role: "ROLE_USER", parts: [{ text: `asked ${EVIL}` }] }] }],
+        tasks: [
+          { id: `${EVIL}id`, status: { state: `TASK_STATE_${EVIL}`, timestamp: EVIL }, history: [{ role: "ROLE_USER", parts: [{ text: `asked ${EVIL}` }] }] },
+        ],
       };
     },
     async cancel() {
@@ -106,7 +108,13 @@ describe("runChat (piped)", () => {
     const chat = runChat({ session, tenant: "assistant", tenants: ["assistant"], input, output: output.stream, onInterrupt: () => {} });
     session.gatekeeperEvents.emit("refused", { check: "iss", message: `the callback token's iss ${EVIL} is not registered` });
     for (const listener of session.others) {
-      listener({ kind: "task", taskId: `${EVIL}old`, tenant: "assistant", state: "TASK_STATE_COMPLETED", body: { task: { status: { state: "TASK_STATE_COMPLETED" }, artifacts: [{ parts: [{ text: `late ${EVIL}` }] }] } } });
+      listener({
+        kind: "task",
+        taskId: `${EVIL}old`,
+        tenant: "assistant",
+        state: "TASK_STATE_COMPLETED",
+        body: { task: { status: { state: "TASK_STATE_COMPLETED" }, artifacts: [{ parts: [{ text: `late ${EVIL}` }] }] } },
+      });
     }
     await chat.finished;
     const text = output.text();

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { GatekeeperJwks, verifyGatekeeperToken } from "@dynamicagents/core/a2a";
 import { SignJWT, importJWK } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { A2A_JSON, CALLBACK_TTL_SECONDS, NOTIFICATION_TOKEN_HEADER, endpointOf, jwksUrlOf } from "../../src/a2a/wire.ts";
 import { PinMismatch, RegistrationFailed, startGatekeeper } from "../../scripts/dev/gatekeeper.mjs";
 import { freshAgentJwk, startFakeAgent } from "./support/fake-agent.mjs";
 
@@ -32,8 +33,8 @@ describe("registration: trust on first use", () => {
     const first = await gatekeeper.registerAgent(agent.origin);
     const key = await agent.key();
     expect(first.firstSight).toBe(true);
-    expect(first.endpoint).toBe(`${agent.origin}/a2a`);
-    expect(first.pin).toMatchObject({ origin: agent.origin, jku: `${agent.origin}/.well-known/jwks.json`, kid: key.kid, x: key.publicJwk.x });
+    expect(first.endpoint).toBe(endpointOf(agent.origin));
+    expect(first.pin).toMatchObject({ origin: agent.origin, jku: jwksUrlOf(agent.origin), kid: key.kid, x: key.publicJwk.x });
     expect((await gatekeeper.registerAgent(agent.origin)).firstSight).toBe(false);
 
     await gatekeeper.close();
@@ -104,7 +105,7 @@ describe("registration: trust on first use", () => {
 
 describe("minted tokens", () => {
   it("pass the edge's own verifier (jku allowlisted, iss, aud, EdDSA, tenant and identity claims)", async () => {
-    const audience = `${agent.origin}/a2a`;
+    const audience = endpointOf(agent.origin);
     const token = await gatekeeper.mint({ audience, tenant: "researcher", identity });
     const caller = await verifyGatekeeperToken(token, { allowlist: new Set([gatekeeper.origin]), audience, jwks: new GatekeeperJwks() });
     expect(caller).toMatchObject({ tenant: "researcher", identity, issuer: gatekeeper.origin });
@@ -126,26 +127,30 @@ describe("receiving pushes", () => {
     gatekeeper.events.on("refused", (refusal) => refused.push(refusal));
   });
 
-  async function push({ bearer, notificationToken = token, body = completed(), contentType = "application/a2a+json", url = gatekeeper.pushUrl } = {}) {
+  /** @param {{ bearer?: string | null, notificationToken?: string | null, body?: unknown, contentType?: string, url?: string }} [options] */
+  async function push({ bearer, notificationToken = token, body = completed(), contentType = A2A_JSON, url = gatekeeper.pushUrl } = {}) {
     const headers = { "Content-Type": contentType };
     const jwt = bearer === undefined ? await agent.callbackToken(gatekeeper.pushUrl) : bearer;
     if (jwt !== null) headers.Authorization = `Bearer ${jwt}`;
-    if (notificationToken !== null) headers["x-a2a-notification-token"] = notificationToken;
+    if (notificationToken !== null) headers[NOTIFICATION_TOKEN_HEADER] = notificationToken;
     const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
-    return { status: response.status, body: await response.json(), challenge: response.headers.get("WWW-Authenticate") };
+    return { status: response.status, body: /** @type {any} */ (await response.json()), challenge: response.headers.get("WWW-Authenticate") };
   }
 
-  /** A callback token signed by `jwk` (default: the agent's own key), with any claim bent. */
+  /**
+   * A callback token signed by `jwk` (default: the agent's own key), with any claim bent.
+   * @param {{ jwk?: string, iss?: string, aud?: string, iat?: number, exp?: number, kid?: string, jku?: string }} [options]
+   */
   async function callbackToken({ jwk = agent.secret, iss = agent.origin, aud = gatekeeper.pushUrl, iat, exp, kid, jku } = {}) {
     const parsed = JSON.parse(jwk);
     const key = await importJWK({ ...parsed, alg: "EdDSA" }, "EdDSA");
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({})
-      .setProtectedHeader({ alg: "EdDSA", typ: "JWT", kid: kid ?? JSON.parse(agent.secret).kid, jku: jku ?? `${agent.origin}/.well-known/jwks.json` })
+      .setProtectedHeader({ alg: "EdDSA", typ: "JWT", kid: kid ?? JSON.parse(agent.secret).kid, jku: jku ?? jwksUrlOf(agent.origin) })
       .setIssuer(iss)
       .setAudience(aud)
       .setIssuedAt(iat ?? now)
-      .setExpirationTime(exp ?? now + 300)
+      .setExpirationTime(exp ?? now + CALLBACK_TTL_SECONDS)
       .sign(key);
   }
 
@@ -163,12 +168,24 @@ describe("receiving pushes", () => {
     const again = await push();
     expect(again).toMatchObject({ status: 200, body: { ok: true, duplicate: true } });
     expect(accepted).toHaveLength(1);
-    expect(accepted[0]).toMatchObject({ agent: agent.origin, tenant: "assistant", identityKey: "dev-ada", messageId: "m-1", kind: "task", taskId: "task-1", state: "TASK_STATE_COMPLETED" });
+    expect(accepted[0]).toMatchObject({
+      agent: agent.origin,
+      tenant: "assistant",
+      identityKey: "dev-ada",
+      messageId: "m-1",
+      kind: "task",
+      taskId: "task-1",
+      state: "TASK_STATE_COMPLETED",
+    });
   });
 
   it("accepts statusUpdate progress for the same task, each update once", async () => {
     const update = (messageId, text) => ({
-      statusUpdate: { taskId: "task-1", contextId: "ctx-1", status: { state: "TASK_STATE_WORKING", message: { messageId, role: "ROLE_AGENT", parts: [{ text }] } } },
+      statusUpdate: {
+        taskId: "task-1",
+        contextId: "ctx-1",
+        status: { state: "TASK_STATE_WORKING", message: { messageId, role: "ROLE_AGENT", parts: [{ text }] } },
+      },
     });
     expect((await push({ body: update("p-1", "round 1") })).status).toBe(200);
     expect((await push({ body: update("p-1", "round 1") })).body.duplicate).toBe(true);
@@ -203,7 +220,7 @@ describe("receiving pushes", () => {
 
   it("refuses a token that lives longer than five minutes", async () => {
     const now = Math.floor(Date.now() / 1000);
-    expectRefused(await push({ bearer: await callbackToken({ iat: now, exp: now + 3600 }) }), "exp");
+    expectRefused(await push({ bearer: await callbackToken({ iat: now, exp: now + CALLBACK_TTL_SECONDS + 60 }) }), "exp");
   });
 
   it("refuses a wrong or missing notification token, and a token used for another task", async () => {

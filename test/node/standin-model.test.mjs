@@ -6,6 +6,7 @@ import { createDelegateTool, renderSubtaskResults } from "@dynamicagents/core/su
 import { generateText, stepCountIs, tool } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { roundResultHead } from "../../src/a2a/wire.ts";
 import { startStandInModel } from "../../scripts/dev/model-server.mjs";
 import { STANDIN_MARK, standInReply } from "../../scripts/dev/standin-model.mjs";
 
@@ -13,7 +14,11 @@ const system = (name) => ({ role: "system", content: `You are ${name}, a helpful
 const user = (content) => ({ role: "user", content });
 const clockTool = {
   type: "function",
-  function: { name: "current_time", description: "The time now.", parameters: { type: "object", properties: { timeZone: { type: "string", default: "UTC" } } } },
+  function: {
+    name: "current_time",
+    description: "The time now.",
+    parameters: { type: "object", properties: { timeZone: { type: "string", default: "UTC" } } },
+  },
 };
 const fetchTool = {
   type: "function",
@@ -24,15 +29,26 @@ const delegateTool = {
   type: "function",
   function: {
     name: "delegate",
-    description:
-      'Delegate durable subtasks. Subtask types:\n- research: Looks one question up\n  params: {"type":"object","properties":{"question":{"type":"string"}},"required":["question"]}\n- summarise: Summarises\n  params: {"type":"object"}',
+    // As the core's delegate tool writes its catalogue: JSON, on a line of the agent's words.
+    description: `Delegate durable subtasks. Subtask types:\n${JSON.stringify([
+      {
+        type: "research",
+        description: "Looks one question up",
+        params: { type: "object", properties: { question: { type: "string" } }, required: ["question"] },
+      },
+      { type: "summarise", description: "Summarises", params: { type: "object" } },
+    ])}`,
     parameters: {
       type: "object",
       properties: {
         subtasks: {
           type: "array",
           minItems: 1,
-          items: { type: "object", properties: { type: { type: "string" }, params: { type: "object", additionalProperties: {} } }, required: ["type", "params"] },
+          items: {
+            type: "object",
+            properties: { type: { type: "string" }, params: { type: "object", additionalProperties: {} } },
+            required: ["type", "params"],
+          },
         },
       },
       required: ["subtasks"],
@@ -45,7 +61,7 @@ describe("standInReply", () => {
     const request = { model: "offline-stand-in", messages: [system("Assistant"), user("hello there")] };
     const reply = standInReply(request);
     expect(reply).toMatchObject({ toolCalls: [], finishReason: "stop" });
-    expect(reply.content.startsWith(STANDIN_MARK)).toBe(true);
+    expect(reply.content?.startsWith(STANDIN_MARK)).toBe(true);
     expect(reply.content).toContain("Assistant's offline stand-in");
     expect(reply.content).toContain('"hello there"');
     expect(standInReply(structuredClone(request))).toEqual(reply);
@@ -59,7 +75,11 @@ describe("standInReply", () => {
     expect(call.toolCalls).toEqual([{ id: "call_standin_1", type: "function", function: { name: "current_time", arguments: '{"timeZone":"UTC"}' } }]);
 
     const answer = standInReply({
-      messages: [...messages, { role: "assistant", content: null, tool_calls: call.toolCalls }, { role: "tool", tool_call_id: "call_standin_1", content: '{"utc":"2026-01-01T00:00:00Z"}' }],
+      messages: [
+        ...messages,
+        { role: "assistant", content: null, tool_calls: call.toolCalls },
+        { role: "tool", tool_call_id: "call_standin_1", content: '{"utc":"2026-01-01T00:00:00Z"}' },
+      ],
       tools: [fetchTool, clockTool],
     });
     expect(answer.finishReason).toBe("stop");
@@ -91,10 +111,11 @@ describe("standInReply", () => {
   });
 
   it("answers from delegated results, quoting the question, instead of delegating again", () => {
-    const results = 'Results of the subtasks delegated so far:\n\n[round 1] research {"question":"compare A2A and MCP"} → done\n{"summary":"A2A is agent-to-agent"}';
+    const head = roundResultHead(1, "research", '{"question":"compare A2A and MCP"}', "done");
+    const results = `Results of the subtasks delegated so far:\n\n${head}\n{"summary":"A2A is agent-to-agent"}`;
     const reply = standInReply({ messages: [system("Researcher"), user("compare A2A and MCP"), user(results)], tools: [delegateTool] });
     expect(reply.finishReason).toBe("stop");
-    expect(reply.content.startsWith(STANDIN_MARK)).toBe(true);
+    expect(reply.content?.startsWith(STANDIN_MARK)).toBe(true);
     expect(reply.content).toContain('You asked: "compare A2A and MCP"');
     expect(reply.content).toContain("1 delegated subtask reported");
     expect(reply.content).toContain("A2A is agent-to-agent");
@@ -105,12 +126,25 @@ describe("standInReply", () => {
       type: "function",
       function: {
         name: "delegate",
-        description: 'Subtask types:\n- read_page: Read one page\n  params: {"type":"object","properties":{"url":{"type":"string","format":"uri"},"question":{"type":"string","minLength":1}},"required":["url","question"]}',
+        description: `Subtask types:\n${JSON.stringify([
+          {
+            type: "read_page",
+            description: "Read one page",
+            params: {
+              type: "object",
+              properties: { url: { type: "string", format: "uri" }, question: { type: "string", minLength: 1 } },
+              required: ["url", "question"],
+            },
+          },
+        ])}`,
         parameters: delegateTool.function.parameters,
       },
     };
     const subtask = (systemText, pageOrigin) =>
-      JSON.parse(standInReply({ messages: [{ role: "system", content: systemText }, user("What is A2A?")], tools: [readPage] }, { pageOrigin }).toolCalls[0].function.arguments).subtasks[0];
+      JSON.parse(
+        standInReply({ messages: [{ role: "system", content: systemText }, user("What is A2A?")], tools: [readPage] }, { pageOrigin }).toolCalls[0].function
+          .arguments,
+      ).subtasks[0];
     expect(subtask("You are Researcher. Sites: https://a2a-protocol.org, https://developers.cloudflare.com.", "http://127.0.0.1:8791")).toEqual({
       type: "read_page",
       params: { url: "http://127.0.0.1:8791/pages/what-is-a2a", question: "What is A2A?" },
@@ -127,13 +161,18 @@ describe("the stand-in over HTTP", () => {
   });
   afterAll(() => model.close());
 
-  const post = (body) => fetch(`${model.baseUrl}/chat/completions`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  const post = (body) =>
+    fetch(`${model.baseUrl}/chat/completions`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
 
   it("answers chat completions in the OpenAI shape", async () => {
     const response = await post({ model: "offline-stand-in", messages: [system("Assistant"), user("hi")] });
     expect(response.status).toBe(200);
-    const body = await response.json();
-    expect(body).toMatchObject({ object: "chat.completion", model: "offline-stand-in", choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant" } }] });
+    const body = /** @type {any} */ (await response.json());
+    expect(body).toMatchObject({
+      object: "chat.completion",
+      model: "offline-stand-in",
+      choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant" } }],
+    });
     expect(body.choices[0].message.content.startsWith(STANDIN_MARK)).toBe(true);
     expect(body.usage.total_tokens).toBeGreaterThan(0);
   });
@@ -141,7 +180,10 @@ describe("the stand-in over HTTP", () => {
   it("answers stream: true as server-sent events ending in [DONE]", async () => {
     const response = await post({ messages: [user("hi")], tools: [clockTool], stream: true, stream_options: { include_usage: true } });
     expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
-    const events = (await response.text()).split("\n\n").filter(Boolean).map((e) => e.replace(/^data: /, ""));
+    const events = (await response.text())
+      .split("\n\n")
+      .filter(Boolean)
+      .map((e) => e.replace(/^data: /, ""));
     expect(events.at(-1)).toBe("[DONE]");
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
     expect(chunks[0].choices[0].delta.tool_calls[0]).toMatchObject({ index: 0, function: { name: "current_time" } });
@@ -158,7 +200,7 @@ describe("the stand-in over HTTP", () => {
   it("refuses what is not a chat completion", async () => {
     expect((await post({ nope: true })).status).toBe(400);
     expect((await fetch(`${model.origin}/v1/embeddings`, { method: "POST" })).status).toBe(404);
-    expect((await (await fetch(`${model.baseUrl}/models`)).json()).data[0].id).toBe("offline-stand-in");
+    expect(/** @type {any} */ (await (await fetch(`${model.baseUrl}/models`)).json()).data[0].id).toBe("offline-stand-in");
   });
 
   it("runs the Worker's own client (ai + @ai-sdk/openai-compatible) through a tool loop to a final answer", async () => {
@@ -198,7 +240,20 @@ describe("the stand-in over HTTP", () => {
       recipe: async () => ({}),
     };
     const recorded = [];
-    const delegate = createDelegateTool({ types: new Map([["read_page", readPage]]), maxSubtasks: 4, record: (d) => (recorded.push(...d), { recorded: true, count: recorded.length }) });
+    // The agent's words around the catalogue, which the core writes itself.
+    const words = {
+      description: ({ catalogue, max }) => `Delegate at most ${max} subtasks. Subtask types:\n${catalogue}`,
+      invalid: ({ problems }) => `Nothing was delegated:\n${problems.join("\n")}`,
+      tooMany: ({ requested, max }) => `Too many subtasks: ${requested} of at most ${max}.`,
+      overCap: ({ existing, max }) => `This round has ${existing} of at most ${max} subtasks already.`,
+      accepted: "Results arrive in the next round.",
+    };
+    const delegate = createDelegateTool({
+      types: new Map([["read_page", readPage]]),
+      maxSubtasks: 4,
+      words,
+      record: (d) => (recorded.push(...d), { recorded: true, count: recorded.length }),
+    });
     const instructions = "You are Researcher. You can read pages on these sites only: https://a2a-protocol.org.";
     const round1 = await generateText({
       model: provider.chatModel("offline-stand-in"),
@@ -210,7 +265,16 @@ describe("the stand-in over HTTP", () => {
     expect(round1.steps).toHaveLength(1);
     expect(recorded.map((d) => [d.type, d.params])).toEqual([["read_page", { url: `${model.origin}/pages/what-is-a2a`, question: "What is A2A?" }]]);
 
-    const rows = [{ round: 1, type: "read_page", paramsJson: JSON.stringify(recorded[0].params), status: "done", resultJson: '{"summary":"A2A lets agents talk"}', error: null }];
+    const rows = /** @type {any[]} */ ([
+      {
+        round: 1,
+        type: "read_page",
+        paramsJson: JSON.stringify(recorded[0].params),
+        status: "done",
+        resultJson: '{"summary":"A2A lets agents talk"}',
+        error: null,
+      },
+    ]);
     const round2 = await generateText({
       model: provider.chatModel("offline-stand-in"),
       instructions,

@@ -14,8 +14,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const control = (vcr, path, body) =>
-  vcr.outboundService(new Request(`http://vcr.invalid${path}`, { method: "POST", body: body && JSON.stringify(body) }));
+const control = (vcr, path, body) => vcr.outboundService(new Request(`http://vcr.invalid${path}`, { method: "POST", body: body && JSON.stringify(body) }));
 
 function countingUpstream() {
   const calls = [];
@@ -81,7 +80,12 @@ describe("the VCR", () => {
     const request = () =>
       new Request("https://model.test/v1/chat/completions?key=SECRET&x=1&Signature=sig-secret&X-Amz-Security-Token=amz-secret&access_token=tok-secret", {
         method: "POST",
-        headers: { "content-type": "application/json", cookie: "sid=cookie-secret", "api-key": "azure-secret", "cf-aig-authorization": "Bearer gateway-secret" },
+        headers: {
+          "content-type": "application/json",
+          cookie: "sid=cookie-secret",
+          "api-key": "azure-secret",
+          "cf-aig-authorization": "Bearer gateway-secret",
+        },
         body: '{"q":1}',
       });
     const recorder = createVcr({ cassettesDir: dir, record: true, upstream });

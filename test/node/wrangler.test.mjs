@@ -49,7 +49,7 @@ async function launch(options) {
   stops.push(() => wrangler.stop());
   for (let i = 0; i < 200; i++) {
     try {
-      return { wrangler, report: await (await fetch(`http://127.0.0.1:${port}/`)).json() };
+      return { wrangler, report: /** @type {any} */ (await (await fetch(`http://127.0.0.1:${port}/`)).json()) };
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -116,6 +116,7 @@ describe("wranglerArgs", () => {
 
 describe("formatEnvFile", () => {
   it("quotes each value literally and escapes `$`, which wrangler's --env-file would expand", () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal `${X}` is the input under test
     expect(formatEnvFile({ A: '{"k":"v"}', B: "it's", C: "cost $HOME ${X} \\$Y" })).toBe(`A='{"k":"v"}'\nB=\`it's\`\nC='cost \\$HOME \\\${X} \\\\$Y'\n`);
   });
 

@@ -1,21 +1,11 @@
-import { GATEKEEPER_FIXTURE_JWK } from "@dynamicagents/core/testing";
-import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK, type JWTPayload } from "jose";
+import { GATEKEEPER_FIXTURE_JWK, fixtureKey, makeGatekeeperToken, type FixtureKey } from "@dynamicagents/core/testing";
+import { exportJWK, generateKeyPair, type JWTPayload } from "jose";
 import { ENDPOINT, GATEKEEPER, GATEKEEPER_JWKS, IDENTITY_CLAIM, TENANT_CLAIM } from "./constants.js";
 
-interface KeyPair {
-  kid: string;
-  privateKey: CryptoKey;
-  publicJwk: JWK;
-}
-
-async function fromPrivateJwk(jwk: JWK): Promise<KeyPair> {
-  const privateKey = (await importJWK({ ...jwk, alg: "EdDSA" }, "EdDSA")) as CryptoKey;
-  const { d: _d, ...publicJwk } = jwk;
-  return { kid: jwk.kid!, privateKey, publicJwk: { ...publicJwk, alg: "EdDSA", use: "sig" } };
-}
+type KeyPair = FixtureKey;
 
 /** The simulated gatekeeper's current key: the harness's own fixture, so both agree with the edge's JWKS cache. */
-export const gatekeeperKey = await fromPrivateJwk(GATEKEEPER_FIXTURE_JWK);
+export const gatekeeperKey = await fixtureKey(GATEKEEPER_FIXTURE_JWK);
 
 export async function freshKeyPair(kid: string): Promise<KeyPair> {
   const { privateKey, publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
@@ -36,24 +26,34 @@ export interface MintOptions {
   now?: number;
 }
 
-/** A token exactly as a gatekeeper mints it; every field can be bent to make a bad one. */
+const DEFAULT_IDENTITY = { key: "user-1", name: "Ada", kind: "user", workspaceId: "w1" };
+
+/**
+ * A token exactly as a gatekeeper mints it (through the harness's
+ * `makeGatekeeperToken`); every field can be bent to make a bad one. The
+ * fields named here win over the same claim in `claims`; `null` leaves one
+ * out (where `claims` may still supply it). `iss` and `iat` are always the
+ * options' own.
+ */
 export async function mintToken(options: MintOptions = {}): Promise<string> {
-  const key = options.key ?? gatekeeperKey;
-  const payload: JWTPayload = { ...options.claims };
-  if (options.tenant !== null) payload[TENANT_CLAIM] = options.tenant ?? "assistant";
-  if (options.identity !== null) {
-    payload[IDENTITY_CLAIM] = options.identity ?? { key: "user-1", name: "Ada", kind: "user", workspaceId: "w1" };
-  }
-  const header: Record<string, unknown> = { alg: "EdDSA", kid: key.kid, typ: "JWT" };
-  if (options.jku !== null) header.jku = options.jku ?? GATEKEEPER_JWKS;
-  const jwt = new SignJWT(payload)
-    .setProtectedHeader(header as { alg: string })
-    .setIssuer(options.iss ?? GATEKEEPER)
-    .setAudience(options.aud ?? ENDPOINT);
-  const now = Math.floor((options.now ?? Date.now()) / 1000);
-  jwt.setIssuedAt(now);
-  if (options.expiresIn !== null) jwt.setExpirationTime(now + (options.expiresIn ?? 300));
-  return jwt.sign(key.privateKey);
+  const { iss: _iss, aud: _aud, iat: _iat, exp, [TENANT_CLAIM]: tenantClaim, [IDENTITY_CLAIM]: identityClaim, ...claims } = options.claims ?? {};
+  const aud = options.aud ?? ENDPOINT;
+  return makeGatekeeperToken({
+    key: options.key ?? gatekeeperKey,
+    gatekeeper: options.iss ?? GATEKEEPER,
+    endpoint: typeof aud === "string" ? aud : ENDPOINT,
+    tenant: options.tenant ?? "assistant",
+    now: options.now,
+    expiresIn: options.expiresIn ?? 300,
+    header: { jku: options.jku === null ? undefined : (options.jku ?? GATEKEEPER_JWKS) },
+    claims: {
+      ...claims,
+      ...(typeof aud === "string" ? {} : { aud }),
+      [TENANT_CLAIM]: options.tenant === null ? tenantClaim : (options.tenant ?? "assistant"),
+      [IDENTITY_CLAIM]: options.identity === null ? identityClaim : (options.identity ?? DEFAULT_IDENTITY),
+      ...(options.expiresIn === null ? { exp } : {}),
+    },
+  });
 }
 
 /** An unsigned token with arbitrary header and payload (for `alg: none` and friends). */

@@ -1,7 +1,10 @@
 import { env } from "cloudflare:workers";
-import { createA2AWorker, type A2AWorkerOptions, type TaskAgentStub } from "@dynamicagents/core/worker";
+import type { AgentNamespace, CallerObject } from "@dynamicagents/core/boundary";
+import { createA2AWorker, type A2AWorkerOptions } from "@dynamicagents/core/worker";
 import { assistantManifest, deployment, researcherManifest } from "../../reference/manifests.js";
-import type { Env } from "../../reference/env.js";
+
+/** The test worker's bindings: the reference's and the specs' own agents. */
+type Env = Cloudflare.Env;
 import type { Fetcher } from "./rpc.js";
 
 export interface IsolatedEdge {
@@ -19,7 +22,7 @@ export interface IsolatedEdge {
  */
 export function isolatedEdge(options: Partial<A2AWorkerOptions<Env>> = {}, vars: Partial<Env> = {}): IsolatedEdge {
   let accesses = 0;
-  const counted = (namespace: DurableObjectNamespace): DurableObjectNamespace =>
+  const counted = (namespace: AgentNamespace): AgentNamespace =>
     new Proxy(namespace, {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
@@ -39,9 +42,13 @@ export function isolatedEdge(options: Partial<A2AWorkerOptions<Env>> = {}, vars:
     ...options,
   });
   const background: Array<Promise<unknown>> = [];
-  const ctx = { waitUntil: (promise: Promise<unknown>) => background.push(promise), passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext;
+  const ctx = {
+    waitUntil: (promise: Promise<unknown>) => background.push(promise),
+    passThroughOnException: () => {},
+    props: {},
+  } as unknown as ExecutionContext;
   return {
-    fetch: async (request) => worker.fetch(request, { ...(env as unknown as Env), ...vars }, ctx),
+    fetch: async (request) => worker.fetch(request, { ...env, ...vars }, ctx),
     doAccesses: () => accesses,
     backgroundSettled: async () => void (await Promise.allSettled(background)),
   };
@@ -52,11 +59,11 @@ export function isolatedEdge(options: Partial<A2AWorkerOptions<Env>> = {}, vars:
  * result goes through `structuredClone`, as a value crossing the Durable
  * Object boundary does; a method not given throws.
  */
-export function stubAgent(methods: Partial<Record<keyof TaskAgentStub, (...args: any[]) => unknown>>): TaskAgentStub {
-  return new Proxy({} as TaskAgentStub, {
+export function stubAgent(methods: Partial<Record<keyof CallerObject, (...args: any[]) => unknown>>): CallerObject {
+  return new Proxy({} as CallerObject, {
     get(_target, prop) {
       if (prop === "then") return undefined; // not a thenable
-      const method = methods[prop as keyof TaskAgentStub];
+      const method = methods[prop as keyof CallerObject];
       if (!method) return () => Promise.reject(new Error(`stub agent: ${String(prop)} is not stubbed`));
       return async (...args: unknown[]) => structuredClone(await method(...args));
     },

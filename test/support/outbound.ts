@@ -1,16 +1,16 @@
-import { interceptGatekeeper, type CapturedPush } from "@dynamicagents/core/testing";
+import { chatCompletionBody, interceptGatekeeper, type CapturedPush } from "@dynamicagents/core/testing";
 import { GATEKEEPER, OTHER_GATEKEEPER } from "./constants.js";
 import { gatekeeperKey } from "./gatekeeper.js";
 
-export const MODEL_BASE = "https://model.test/v1";
-
-export type { CapturedPush };
+const MODEL_BASE = "https://model.test/v1";
 
 export interface ModelCall {
   model: string;
   messages: Array<{ role: string; content: unknown; tool_calls?: unknown }>;
   /** Names of the tools offered in this call. */
   tools: string[];
+  /** Each offered tool's description, by name. */
+  toolDescriptions: Record<string, string>;
 }
 
 export interface Outbound {
@@ -36,37 +36,17 @@ export interface Outbound {
   [Symbol.dispose](): void;
 }
 
-export function chatCompletion(text: string, model = "primary-model"): Response {
-  return Response.json({
-    id: `chatcmpl-${crypto.randomUUID()}`,
-    object: "chat.completion",
-    created: Math.floor(Date.now() / 1000),
-    model,
-    choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-  });
-}
+export const chatCompletion = (text: string, model = "primary-model"): Response => Response.json(chatCompletionBody({ content: text }, model));
 
 /** A chat completion that calls one tool. */
-export function chatToolCall(name: string, args: unknown, model = "primary-model"): Response {
-  return Response.json({
-    id: `chatcmpl-${crypto.randomUUID()}`,
-    object: "chat.completion",
-    created: Math.floor(Date.now() / 1000),
-    model,
-    choices: [
-      {
-        index: 0,
-        message: { role: "assistant", content: null, tool_calls: [{ id: `call_${crypto.randomUUID().slice(0, 8)}`, type: "function", function: { name, arguments: JSON.stringify(args) } }] },
-        finish_reason: "tool_calls",
-      },
-    ],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-  });
-}
+export const chatToolCall = (name: string, args: unknown, model = "primary-model"): Response =>
+  Response.json(chatCompletionBody({ toolCalls: [{ name, arguments: args }] }, model));
 
-const lastUserText = (call: ModelCall) =>
-  String([...call.messages].reverse().find((m) => m.role === "user")?.content ?? "");
+/** One model step that makes several tool calls at once (the SDK runs them in parallel). */
+export const chatToolCalls = (calls: Array<{ name: string; args: unknown }>, model: string): Response =>
+  Response.json(chatCompletionBody({ toolCalls: calls.map((c) => ({ name: c.name, arguments: c.args })) }, model));
+
+const lastUserText = (call: ModelCall) => String([...call.messages].reverse().find((m) => m.role === "user")?.content ?? "");
 
 /**
  * Replaces the network for one spec, on top of the harness's own gatekeeper
@@ -85,8 +65,18 @@ export function interceptOutbound(): Outbound {
       // The second gatekeeper publishes the same keys at its own JWKS URL.
       if (request.method === "GET" && request.url === `${OTHER_GATEKEEPER}/.well-known/jwks.json`) return Response.json({ keys: gatekeeper.jwks });
       if (request.url.startsWith(`${MODEL_BASE}/`)) {
-        const body = (await request.json()) as { model: string; messages: ModelCall["messages"]; tools?: Array<{ function: { name: string } }> };
-        const call: ModelCall = { model: body.model, messages: body.messages, tools: (body.tools ?? []).map((t) => t.function.name) };
+        const body = (await request.json()) as {
+          model: string;
+          messages: ModelCall["messages"];
+          tools?: Array<{ function: { name: string; description?: string } }>;
+        };
+        const tools = body.tools ?? [];
+        const call: ModelCall = {
+          model: body.model,
+          messages: body.messages,
+          tools: tools.map((t) => t.function.name),
+          toolDescriptions: Object.fromEntries(tools.map((t) => [t.function.name, t.function.description ?? ""])),
+        };
         outbound.modelCalls.push(call);
         return outbound.model(call);
       }

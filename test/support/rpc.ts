@@ -1,4 +1,5 @@
 import { exports } from "cloudflare:workers";
+import { postRpc, rpcBody } from "../../src/testing/rpc-client.js";
 import { ENDPOINT, PUSH_URL } from "./constants.js";
 import { mintToken, type MintOptions } from "./gatekeeper.js";
 
@@ -27,27 +28,15 @@ let nextId = 1;
 
 export async function post(body: string, options: CallOptions = {}): Promise<RpcReply> {
   const token = options.token === undefined ? await mintToken(options.mint) : options.token;
-  const headers = new Headers({ "Content-Type": "application/json", "A2A-Version": "1.0" });
-  if (token !== null) headers.set("Authorization", `Bearer ${token}`);
-  for (const [name, value] of Object.entries(options.headers ?? {})) {
-    if (value === null) headers.delete(name);
-    else headers.set(name, value);
-  }
-  const response = await (options.worker ?? referenceWorker)(new Request(options.endpoint ?? ENDPOINT, { method: "POST", headers, body }));
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON: keep the text for the assertion message
-  }
-  return { status: response.status, headers: response.headers, body: parsed };
+  const answer = await postRpc(options.endpoint ?? ENDPOINT, body, { token, headers: options.headers, fetch: options.worker ?? referenceWorker });
+  // Not JSON: keep the text for the assertion message.
+  return { status: answer.status, headers: answer.headers, body: answer.json === undefined ? answer.text : answer.json };
 }
 
 /** One JSON-RPC call as a gatekeeper would send it (tenant `assistant` unless told). */
 export function call(method: string, params: Record<string, unknown> = {}, options: CallOptions = {}): Promise<RpcReply> {
   const tenant = (options.mint?.tenant ?? "assistant") as string;
-  return post(JSON.stringify({ jsonrpc: "2.0", id: options.id ?? nextId++, method, params: { tenant, ...params } }), options);
+  return post(rpcBody(method, params, { tenant, id: options.id ?? nextId++ }), options);
 }
 
 export function userMessage(text: string, messageId = crypto.randomUUID(), extra: Record<string, unknown> = {}) {

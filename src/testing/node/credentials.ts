@@ -45,7 +45,7 @@ const CREDENTIAL_QUERY_KEYS = new Set([
 const CREDENTIAL_QUERY_PATTERN = /auth|api[-_]?key|secret|token|session|signature|credential|password/i;
 
 /** What a credential's value is replaced by in a recorded URL. */
-export const REDACTED = "REDACTED";
+const REDACTED = "REDACTED";
 
 export function isCredentialHeader(name: string): boolean {
   const lower = name.toLowerCase();

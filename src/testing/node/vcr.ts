@@ -55,8 +55,7 @@ export function createVcr(options: VcrOptions): Vcr {
   let active: { cassette: Cassette; used: Set<number>; blocked: string[] } | undefined;
 
   const fileOf = (name: string) => join(options.cassettesDir, `${name}.json`);
-  const keep = (headers: Headers) =>
-    Object.fromEntries([...headers].filter(([name]) => !excluded.has(name.toLowerCase()) && !isCredentialHeader(name)));
+  const keep = (headers: Headers) => Object.fromEntries([...headers].filter(([name]) => !excluded.has(name.toLowerCase()) && !isCredentialHeader(name)));
 
   async function control(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;

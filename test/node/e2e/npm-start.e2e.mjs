@@ -36,6 +36,8 @@ afterAll(() => {
  * Runs `npm start -- <args>` with this file's home and ports, optionally
  * feeding `input` on stdin; bounded in time (the whole process group is
  * killed if it overruns). `extraEnv` is added to the environment.
+ * @param {string[]} args
+ * @param {{ input?: string, extraEnv?: Record<string, string> }} [options]
  */
 function npmStart(args, { input, extraEnv = {} } = {}) {
   const env = { ...process.env };
@@ -44,7 +46,20 @@ function npmStart(args, { input, extraEnv = {} } = {}) {
   Object.assign(env, extraEnv);
   const child = spawn(
     "npm",
-    ["start", "--silent", "--", "--home", home, "--port", String(ports.worker), "--gatekeeper-port", String(ports.gatekeeper), "--model-port", String(ports.model), ...args],
+    [
+      "start",
+      "--silent",
+      "--",
+      "--home",
+      home,
+      "--port",
+      String(ports.worker),
+      "--gatekeeper-port",
+      String(ports.gatekeeper),
+      "--model-port",
+      String(ports.model),
+      ...args,
+    ],
     { cwd: ROOT, env, detached: true, stdio: ["pipe", "pipe", "pipe"] },
   );
   let stdout = "";
@@ -56,7 +71,7 @@ function npmStart(args, { input, extraEnv = {} } = {}) {
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
       try {
-        process.kill(-child.pid, "SIGKILL");
+        process.kill(-(/** @type {number} */ (child.pid)), "SIGKILL");
       } catch {
         // already gone
       }
@@ -72,10 +87,11 @@ function npmStart(args, { input, extraEnv = {} } = {}) {
 function expectNothingLeft(run) {
   const match = /stopped wrangler dev \(process group (\d+), nothing left\)/.exec(run.all);
   expect(match, run.all).not.toBeNull();
-  expect(groupAlive(Number(match[1]))).toBe(false);
+  expect(groupAlive(Number(match?.[1]))).toBe(false);
 }
 
-const explain = (run) => `exit ${run.code} (${run.signal ?? "no signal"})\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}\n--- wrangler log\n${tail(join(home, "wrangler.log"))}`;
+const explain = (run) =>
+  `exit ${run.code} (${run.signal ?? "no signal"})\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}\n--- wrangler log\n${tail(join(home, "wrangler.log"))}`;
 
 function tail(file) {
   try {
@@ -119,7 +135,9 @@ describe("npm start (chat, input piped)", () => {
     expect(run.stdout).toContain("now talking to researcher");
     expect(run.stdout).toMatch(/researcher ▸ \[offline stand-in model\] .*"what is A2A\?"/);
     // The researcher's tasks of this caller: the --once turn above and this one, newest first.
-    expect(run.stdout).toMatch(/your tasks at researcher \(2 of 2, newest first\):\n +\S+ +completed +.* what is A2A\?\n +\S+ +completed +.* compare A2A and MCP/);
+    expect(run.stdout).toMatch(
+      /your tasks at researcher \(2 of 2, newest first\):\n +\S+ +completed +.* what is A2A\?\n +\S+ +completed +.* compare A2A and MCP/,
+    );
     expect(run.stdout).not.toContain("refused a push");
     expectNothingLeft(run);
   });
@@ -132,7 +150,9 @@ describe("trust on first use, with the real Worker", () => {
     writeFileSync(devVars, readFileSync(devVars, "utf8").replace(/^A2A_SIGNING_KEY=.*\n/m, ""));
     const refused = await npmStart(["--once", "hello"]);
     expect(refused.code, explain(refused)).toBe(1);
-    expect(refused.stderr).toContain(`REFUSED: the agent at http://127.0.0.1:${ports.worker} presents a card key other than the one this gatekeeper pinned on first use`);
+    expect(refused.stderr).toContain(
+      `REFUSED: the agent at http://127.0.0.1:${ports.worker} presents a card key other than the one this gatekeeper pinned on first use`,
+    );
     // The kid names the key (its thumbprint), so a new key changes both.
     expect(refused.stderr).toMatch(/changed: +kid \S+ → \S+; public key \S+ → \S+/);
     expect(refused.stderr).toContain(`npm start -- --home ${home} --port ${ports.worker} --unpin`);
@@ -152,6 +172,7 @@ describe("secrets", () => {
     // A "real" model from the environment, as a developer sets one: its key must reach the Worker.
     const apiKey = `sk-e2e-${randomUUID()}`;
     const signingD = JSON.parse(parseDotenv(readFileSync(join(home, "dev.vars"), "utf8")).A2A_SIGNING_KEY).d;
+    /** @type {{ authorization: Array<string | undefined>, exposed: string[] }} */
     const seen = { authorization: [], exposed: [] };
     const model = createServer(async (req, res) => {
       for await (const _ of req);
@@ -160,11 +181,22 @@ describe("secrets", () => {
       seen.exposed.push(...commandLinesHolding(apiKey), ...commandLinesHolding(signingD));
       res.setHeader("content-type", "application/json");
       const message = { role: "assistant", content: "the e2e model answers" };
-      res.end(JSON.stringify({ id: "e2e", object: "chat.completion", created: 0, model: "e2e", choices: [{ index: 0, message, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+      res.end(
+        JSON.stringify({
+          id: "e2e",
+          object: "chat.completion",
+          created: 0,
+          model: "e2e",
+          choices: [{ index: 0, message, finish_reason: "stop" }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      );
     });
     const modelPort = await listen(model, 0, "the e2e model", "");
     try {
-      const run = await npmStart(["--once", "hello"], { extraEnv: { OPENAI_BASE_URL: `http://127.0.0.1:${modelPort}/v1`, OPENAI_MODEL: "e2e", OPENAI_API_KEY: apiKey } });
+      const run = await npmStart(["--once", "hello"], {
+        extraEnv: { OPENAI_BASE_URL: `http://127.0.0.1:${modelPort}/v1`, OPENAI_MODEL: "e2e", OPENAI_API_KEY: apiKey },
+      });
       expect(run.code, explain(run)).toBe(0);
       expect(run.stdout).toContain("the e2e model answers");
       expect(seen.authorization).toContain(`Bearer ${apiKey}`);

@@ -9,12 +9,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SignJWT, exportJWK, generateKeyPair } from "jose";
+import { exportJWK, generateKeyPair } from "jose";
 import { afterAll, expect, it } from "vitest";
-import { jsonRpc } from "../../../scripts/dev/gatekeeper.mjs";
+import { JWKS_PATH, ROUND_RESULT_PATTERN, endpointOf } from "../../../src/a2a/wire.ts";
+import { makeGatekeeperToken } from "../../../src/testing/gatekeeper-token.ts";
+import { NOTIFY_PATH, jsonRpc } from "../../../scripts/dev/gatekeeper.mjs";
+import { freePort, listen } from "../../../scripts/dev/http.mjs";
 import { groupAlive, spawnWrangler } from "../../../scripts/dev/wrangler.mjs";
 import { freshSigningJwk } from "../../../scripts/keys.mjs";
 import { canReadCommandLines, commandLinesHolding } from "../support/proc.mjs";
+import { chatCompletionBody } from "../../../src/testing/chat-completion.ts";
 
 const ROOT = new URL("../../..", import.meta.url).pathname;
 const home = mkdtempSync(join(tmpdir(), "subagent-resume-"));
@@ -24,28 +28,21 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-
 it("resumes the subtask of a killed Worker after its finished chunk", { timeout: 300_000 }, async () => {
+  /** @type {{ pages: number, summaries: number, hung: import("node:http").ServerResponse[] }} */
   const seen = { pages: 0, summaries: 0, hung: [] };
   let pushed;
   const done = new Promise((resolve) => (pushed = resolve));
   const gatekeeperKey = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
   const jwk = { ...(await exportJWK(gatekeeperKey.publicKey)), kid: "e2e-gk", alg: "EdDSA", use: "sig" };
-  const serverPort = await freePort();
-  const origin = `http://127.0.0.1:${serverPort}`;
-  const completion = (message) => ({ id: "x", object: "chat.completion", created: 0, model: "e2e", choices: [{ index: 0, message, finish_reason: message.tool_calls ? "tool_calls" : "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
+  let origin = "";
+  /** @param {import("../../../src/testing/chat-completion.ts").ChatReply} answer */
+  const completion = (answer) => chatCompletionBody(answer, "e2e");
   const text = (m) => (typeof m?.content === "string" ? m.content : Array.isArray(m?.content) ? m.content.map((p) => p.text ?? "").join("") : "");
   const server = createServer(async (req, res) => {
     let body = "";
     for await (const chunk of req) body += chunk;
-    if (req.url === "/.well-known/jwks.json") return res.end(JSON.stringify({ keys: [jwk] }));
+    if (req.url === JWKS_PATH) return res.end(JSON.stringify({ keys: [jwk] }));
     if (req.url === "/page-1") {
       seen.pages++;
       return res.end("<p>The page says the answer is 42.</p>");
@@ -56,13 +53,14 @@ it("resumes the subtask of a killed Worker after its finished chunk", { timeout:
       if (text(request.messages[0]).startsWith("Summarise")) {
         // The first summary never comes back: the Worker is killed while it waits.
         if (++seen.summaries === 1) return void seen.hung.push(res);
-        return res.end(JSON.stringify(completion({ role: "assistant", content: "It says 42." })));
+        return res.end(JSON.stringify(completion({ content: "It says 42." })));
       }
-      if (JSON.stringify(request.messages).includes("[round 1]")) return res.end(JSON.stringify(completion({ role: "assistant", content: "resumed: the answer is 42" })));
+      if (request.messages.some((m) => ROUND_RESULT_PATTERN.test(text(m))))
+        return res.end(JSON.stringify(completion({ content: "resumed: the answer is 42" })));
       const args = { subtasks: [{ type: "read_page", params: { url: `${origin}/page-1`, question: "what is the answer?" } }] };
-      return res.end(JSON.stringify(completion({ role: "assistant", content: null, tool_calls: [{ id: "d", type: "function", function: { name: "delegate", arguments: JSON.stringify(args) } }] })));
+      return res.end(JSON.stringify(completion({ toolCalls: [{ name: "delegate", arguments: args }] })));
     }
-    if (req.url === "/a2a/notifications") {
+    if (req.url === NOTIFY_PATH) {
       const push = JSON.parse(body);
       res.end();
       if (push.task) pushed(push.task);
@@ -71,7 +69,7 @@ it("resumes the subtask of a killed Worker after its finished chunk", { timeout:
     res.statusCode = 404;
     res.end();
   });
-  await new Promise((resolve) => server.listen(serverPort, "127.0.0.1", resolve));
+  origin = `http://127.0.0.1:${await listen(server, 0, "the e2e gatekeeper and model", "")}`;
   stops.push(() => new Promise((resolve) => server.close(resolve)));
 
   const signing = await freshSigningJwk();
@@ -99,17 +97,19 @@ it("resumes the subtask of a killed Worker after its finished chunk", { timeout:
   const first = await start("first");
   // The key reached the Worker (it serves its public half) through a file, not a command line.
   if (canReadCommandLines) expect(commandLinesHolding(signing.d)).toEqual([]);
-  const token = await new SignJWT({ "https://dynamicagents.dev/tenant": "researcher", "https://dynamicagents.dev/identity": { key: "e2e-resume" } })
-    .setProtectedHeader({ alg: "EdDSA", kid: "e2e-gk", jku: `${origin}/.well-known/jwks.json` })
-    .setIssuer(origin)
-    .setAudience(`${first.origin}/a2a`)
-    .setIssuedAt()
-    .setExpirationTime("10m")
-    .sign(gatekeeperKey.privateKey);
-  const accepted = await jsonRpc(`${first.origin}/a2a`, token, "SendMessage", {
+  const endpoint = endpointOf(first.origin);
+  const token = await makeGatekeeperToken({
+    key: { kid: jwk.kid, privateKey: gatekeeperKey.privateKey },
+    gatekeeper: origin,
+    endpoint,
+    tenant: "researcher",
+    identity: { key: "e2e-resume" },
+    expiresIn: 10 * 60,
+  });
+  const accepted = await jsonRpc(endpoint, token, "SendMessage", {
     tenant: "researcher",
     message: { messageId: "resume-1", role: "ROLE_USER", parts: [{ text: "what is the answer?" }] },
-    configuration: { taskPushNotificationConfig: { url: `${origin}/a2a/notifications`, token: "n" } },
+    configuration: { taskPushNotificationConfig: { url: `${origin}${NOTIFY_PATH}`, token: "n" } },
   });
   expect(accepted.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
 
@@ -117,12 +117,16 @@ it("resumes the subtask of a killed Worker after its finished chunk", { timeout:
   for (let i = 0; i < 600 && seen.summaries === 0; i++) await new Promise((r) => setTimeout(r, 100));
   expect(seen).toMatchObject({ pages: 1, summaries: 1 });
 
-  process.kill(-first.pgid, "SIGKILL");
-  for (let i = 0; i < 50 && groupAlive(first.pgid); i++) await new Promise((r) => setTimeout(r, 100));
+  const pgid = /** @type {number} */ (first.pgid);
+  process.kill(-pgid, "SIGKILL");
+  for (let i = 0; i < 50 && groupAlive(pgid); i++) await new Promise((r) => setTimeout(r, 100));
   for (const res of seen.hung) res.destroy();
 
   await start("second");
-  const task = await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error("no terminal push within 240 s of the restart")), 240_000))]);
+  const task = await Promise.race([
+    done,
+    new Promise((_, reject) => setTimeout(() => reject(new Error("no terminal push within 240 s of the restart")), 240_000)),
+  ]);
   expect(task.status.state).toBe("TASK_STATE_COMPLETED");
   expect(task.artifacts[0].parts[0].text).toBe("resumed: the answer is 42");
   // The finished chunk was not run again; the unfinished one was.

@@ -6,6 +6,8 @@
 import { createServer } from "node:http";
 import { buildCardWire, loadSigningKey, signCallbackJwt, signCard } from "@dynamicagents/core/a2a";
 import { exportJWK, generateKeyPair } from "jose";
+import { A2A_PATH, CARD_PATH, JWKS_PATH, endpointOf } from "../../../src/a2a/wire.ts";
+import { closeServer, listen } from "../../../scripts/dev/http.mjs";
 
 const MANIFEST = {
   name: "Fake agent",
@@ -32,11 +34,11 @@ export async function startFakeAgent({ tenants = ["assistant"] } = {}) {
       res.writeHead(status, { "Content-Type": "application/json" });
       res.end(JSON.stringify(body));
     };
-    if (path === "/.well-known/jwks.json") return send(200, { keys: [key.publicJwk] });
-    if (path === "/.well-known/agent-card.json") {
-      return send(200, tamper(await signCard(buildCardWire(MANIFEST, { endpoint: `${origin}/a2a` }), key, origin)));
+    if (path === JWKS_PATH) return send(200, { keys: [key.publicJwk] });
+    if (path === CARD_PATH) {
+      return send(200, tamper(await signCard(buildCardWire(MANIFEST, { endpoint: endpointOf(origin) }), key, origin)));
     }
-    if (path === "/a2a" && req.method === "POST") {
+    if (path === A2A_PATH && req.method === "POST") {
       const chunks = [];
       for await (const chunk of req) chunks.push(chunk);
       const call = JSON.parse(Buffer.concat(chunks).toString("utf8"));
@@ -44,13 +46,12 @@ export async function startFakeAgent({ tenants = ["assistant"] } = {}) {
       if (call.method !== "GetExtendedAgentCard" || !tenants.includes(tenant)) {
         return send(200, { jsonrpc: "2.0", id: call.id, error: { code: -32601, message: "not in this fake" } });
       }
-      const card = await signCard(buildCardWire({ ...MANIFEST, name: `Fake ${tenant}` }, { endpoint: `${origin}/a2a`, tenant }), key, origin);
+      const card = await signCard(buildCardWire({ ...MANIFEST, name: `Fake ${tenant}` }, { endpoint: endpointOf(origin), tenant }), key, origin);
       return send(200, { jsonrpc: "2.0", id: call.id, result: tamper(card) });
     }
     return send(404, { error: "not_found" });
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const origin = `http://127.0.0.1:${server.address().port}`;
+  const origin = `http://127.0.0.1:${await listen(server, 0, "the fake agent", "")}`;
 
   return {
     origin,
@@ -67,10 +68,6 @@ export async function startFakeAgent({ tenants = ["assistant"] } = {}) {
     },
     /** A callback token exactly as the Worker's push delivery signs it. */
     callbackToken: async (url) => signCallbackJwt({ key: await loadSigningKey(secret), issuer: origin, url }),
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(resolve);
-      }),
+    close: () => closeServer(server),
   };
 }

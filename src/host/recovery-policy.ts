@@ -1,6 +1,6 @@
 /** How hard the caller's Durable Object works to finish every turn it accepted. */
-export interface TurnPolicy {
-  /** How often the alarm looks at unfinished turns. */
+export interface RecoveryPolicy {
+  /** How often the object looks at its unfinished turns while any is open. */
   reconcileEveryMs: number;
   /** A turn whose Workflow has not reported for this long is re-driven. */
   stallAfterMs: number;
@@ -13,13 +13,9 @@ export interface TurnPolicy {
   maxRedrives: number;
 }
 
-export const DEFAULT_TURN_POLICY: TurnPolicy = {
+export const DEFAULT_RECOVERY_POLICY: RecoveryPolicy = {
   reconcileEveryMs: 30_000,
   stallAfterMs: 10 * 60_000,
   runGraceMs: 60_000,
   maxRedrives: 3,
 };
-
-/** The readable end of a turn nothing could finish. */
-export const TURN_ABANDONED_MESSAGE =
-  "Sorry, this request could not be completed: the agent failed to finish it after several attempts. Please send it again.";

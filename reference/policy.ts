@@ -1,0 +1,54 @@
+import type { AgentPolicy, RoundWords } from "@dynamicagents/core/agent";
+
+/**
+ * The reference deployment's words: every sentence the platform says to a
+ * user or a model on these agents' behalf. Core has none of its own.
+ */
+export const assistantPolicy: AgentPolicy = {
+  messages: {
+    failure: "Sorry, I could not get an answer: the model and its fallback both failed. Please try again in a moment.",
+    emptyAnswer: "I ran out of steps for this request before I could write an answer. Please narrow it down and ask again.",
+    abandoned: "Sorry, this request could not be completed: the agent failed to finish it after several attempts. Please send it again.",
+    canceled: "Canceled as requested.",
+    summaryHeading: "Summary of the earlier conversation:",
+  },
+};
+
+const researchRounds: RoundWords = {
+  contract: [
+    "You work in rounds. In each round either answer the user, or call the delegate tool once with every subtask you need now;",
+    "their results arrive in the next round. Delegate only what you cannot answer from what you already know or were given.",
+    "Run independent subtasks in the same delegation so they run at once.",
+  ].join(" "),
+  lastRoundNote: "This is the last round: do not delegate any more. Answer now with what you have, and say what you could not find out.",
+  resultsHeader: "Results of the subtasks delegated so far:",
+  progress: ({ round, subtasks, done, failed }) =>
+    `working: round ${round}, ${subtasks} subtask${subtasks === 1 ? "" : "s"} (${done} done${failed ? `, ${failed} failed` : ""})`,
+  delegate: {
+    description: ({ catalogue, max }) =>
+      `Delegate durable subtasks, run concurrently by isolated subagents; their results arrive in the next round. At most ${max} per round, across all calls. Subtask types (JSON: type, description, params schema):\n${catalogue}`,
+    invalid: ({ problems }) =>
+      `Nothing was delegated. Fix these and delegate again:\n${problems
+        .map((p) =>
+          p.unknownType
+            ? `subtasks[${p.index}]: unknown type ${JSON.stringify(p.type)} (known: ${p.unknownType.join(", ")})`
+            : `subtasks[${p.index}] (${p.type}): ${(p.issues ?? []).join("; ")}`,
+        )
+        .join("\n")}`,
+    tooMany: ({ requested, max }) => `Too many subtasks: ${requested}, the limit is ${max} per round. Nothing was delegated.`,
+    overCap: ({ existing, requested, max }) =>
+      `Nothing was delegated by this call: this round already has ${existing} subtask${existing === 1 ? "" : "s"}, and ${requested} more would pass the limit of ${max} per round. Delegate at most ${Math.max(0, max - existing)} more, or wait for these results.`,
+    accepted: "Results arrive in the next round.",
+  },
+};
+
+/** The researcher's words: the assistant's, the round loop's, and its own for failure and running out of rounds. */
+export const researchPolicy: AgentPolicy = {
+  messages: {
+    ...assistantPolicy.messages,
+    failure: "Sorry, the research could not be completed because the model failed. Please try again in a moment.",
+    emptyAnswer: "I ran out of research rounds before I could write an answer. Please narrow the question and ask again.",
+    canceled: "Research canceled as requested.",
+  },
+  rounds: researchRounds,
+};

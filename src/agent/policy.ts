@@ -1,0 +1,100 @@
+import { ConfigError } from "../errors/index.js";
+
+/**
+ * Every sentence the platform would otherwise say to a user or to the model,
+ * supplied by the agent. Core ships the machine and none of the words: a
+ * missing string is refused at start-up, never defaulted.
+ */
+export interface AgentPolicy {
+  messages: {
+    /** The task's message when every model failed. */
+    failure: string;
+    /** The answer when the model wrote none (it ran out of steps or rounds). */
+    emptyAnswer: string;
+    /** The task's message when the platform gave up on a turn it could not finish. */
+    abandoned: string;
+    /** The task's last word when it is canceled. */
+    canceled: string;
+    /** Introduces a compaction's summary of the earlier conversation, where the model reads it. */
+    summaryHeading: string;
+  };
+  /** The round loop's words; required when the agent can delegate (its plugins declare subtask types). */
+  rounds?: RoundWords;
+}
+
+export interface RoundProgress {
+  round: number;
+  subtasks: number;
+  done: number;
+  failed: number;
+}
+
+export interface RoundWords {
+  /** Held to the model in every round: how and when to delegate. */
+  contract: string;
+  /** Added in the last round: the budget is spent, answer now. */
+  lastRoundNote: string;
+  /** Introduces the results of the subtasks delegated so far. */
+  resultsHeader: string;
+  /** The progress line announced after each round. */
+  progress: (progress: RoundProgress) => string;
+  delegate: DelegateWords;
+}
+
+/** One requested subtask the delegate tool refused. */
+export interface DelegationProblem {
+  /** Its position in the call's `subtasks`. */
+  index: number;
+  type: string;
+  /** The subtask types there are, when `type` is none of them. */
+  unknownType?: string[];
+  /** What its params' schema said, one entry per issue (`path: message`). */
+  issues?: string[];
+}
+
+/** What the delegate tool says; core adds only data (the type catalogue, limits, validation issues). */
+export interface DelegateWords {
+  /** The tool's description. `catalogue` is JSON: each subtask type's key, description and params' JSON Schema. */
+  description: (context: { catalogue: string; max: number }) => string;
+  /** A delegation with invalid subtasks: nothing was recorded. */
+  invalid: (context: { problems: DelegationProblem[] }) => string;
+  /** More subtasks in one call than a round may hold: nothing was recorded. */
+  tooMany: (context: { requested: number; max: number }) => string;
+  /** This call would pass the round's cap: nothing was recorded by it. */
+  overCap: (context: { existing: number; requested: number; max: number }) => string;
+  /** The delegation was recorded; its results arrive in the next round. */
+  accepted: string;
+}
+
+/**
+ * Refuses a policy with a missing or empty string, naming the first as the
+ * culprit and listing every one. `delegates`: whether the agent's plugins
+ * declare subtask types, which makes the round words required.
+ */
+export function validatePolicy(policy: AgentPolicy | undefined, options: { delegates: boolean }): AgentPolicy {
+  const missing: string[] = [];
+  const text = (value: unknown, name: string) => {
+    if (typeof value !== "string" || value.trim() === "") missing.push(name);
+  };
+  const fn = (value: unknown, name: string) => {
+    if (typeof value !== "function") missing.push(name);
+  };
+  for (const name of ["failure", "emptyAnswer", "abandoned", "canceled", "summaryHeading"] as const) text(policy?.messages?.[name], `messages.${name}`);
+  if (options.delegates) {
+    const rounds = policy?.rounds;
+    text(rounds?.contract, "rounds.contract");
+    text(rounds?.lastRoundNote, "rounds.lastRoundNote");
+    text(rounds?.resultsHeader, "rounds.resultsHeader");
+    fn(rounds?.progress, "rounds.progress");
+    for (const name of ["description", "invalid", "tooMany", "overCap"] as const) fn(rounds?.delegate?.[name], `rounds.delegate.${name}`);
+    text(rounds?.delegate?.accepted, "rounds.delegate.accepted");
+  }
+  if (missing.length) {
+    throw new ConfigError(
+      { kind: "policy", name: missing[0]! },
+      `agentPolicy() is missing ${missing.join(", ")}: core has no words of its own, every sentence comes from the agent`,
+      { code: ConfigError.MISSING },
+    );
+  }
+  return policy!;
+}

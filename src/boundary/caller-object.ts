@@ -1,0 +1,73 @@
+import type { TurnParams } from "./turn-object.js";
+import type { Verdict } from "./verdict.js";
+import type { MessageJson, PushConfigJson, TaskJson } from "./wire-json.js";
+
+/** `SendMessage` as the edge hands it to the caller's object, every part already checked. */
+export interface BeginTask {
+  tenant: string;
+  /** This deployment's origin, as the edge determined it. */
+  origin: string;
+  /** The user's message; its `messageId` is the idempotency key. */
+  message: MessageJson;
+  /** The call's push config, validated against the gatekeeper allowlist. */
+  pushConfig?: PushConfigJson;
+  /** How much history the reply's task shows. */
+  historyLength?: number;
+}
+
+/** An accepted turn, for the edge to start after its reply (`createA2AWorker`'s `startTurn`). */
+export interface TurnToStart {
+  instanceId: string;
+  params: TurnParams;
+}
+
+export interface Begun {
+  /** The task, shaped for the reply. */
+  task: TaskJson;
+  /** The turn this call created; absent for a retried `messageId`, which starts nothing. */
+  turn?: TurnToStart;
+}
+
+export interface TaskQuery {
+  taskId: string;
+  historyLength?: number;
+}
+
+/** `ListTasks`, its params already checked by the edge. */
+export interface TaskListQuery {
+  contextId?: string;
+  /** A wire state name. */
+  state?: string;
+  /** Epoch ms: tasks whose status changed at or after it. */
+  statusAfter?: number;
+  /** 1–100. */
+  pageSize: number;
+  /** A `nextPageToken` of an earlier page, as the client sent it. */
+  pageToken?: string;
+  historyLength?: number;
+  includeArtifacts: boolean;
+}
+
+export interface TaskListPage {
+  tasks: TaskJson[];
+  /** Empty on the last page. */
+  nextPageToken: string;
+  pageSize: number;
+  totalSize: number;
+}
+
+/**
+ * What the edge calls on a verified caller's Durable Object. The object is
+ * addressed by the caller's identity, so another caller's task is simply not
+ * there: TaskNotFound, never a hint that it exists.
+ */
+export interface CallerObject {
+  beginTask(input: BeginTask): Promise<Verdict<Begun>>;
+  getTask(query: TaskQuery): Promise<Verdict<TaskJson>>;
+  listTasks(query: TaskListQuery): Promise<Verdict<TaskListPage>>;
+  cancelTask(taskId: string): Promise<Verdict<TaskJson>>;
+  putPushConfig(taskId: string, config: PushConfigJson): Promise<Verdict<PushConfigJson>>;
+  getPushConfig(taskId: string, configId: string): Promise<Verdict<PushConfigJson>>;
+  listPushConfigs(taskId: string): Promise<Verdict<PushConfigJson[]>>;
+  deletePushConfig(taskId: string, configId: string): Promise<Verdict<null>>;
+}

@@ -1,0 +1,78 @@
+import type { Verdict } from "./verdict.js";
+import type { PushConfigJson, TaskJson } from "./wire-json.js";
+
+/** What a turn Workflow instance is created with. Everything else it reads from the caller's object. */
+export interface TurnParams {
+  tenant: string;
+  /** `DurableObjectId.toString()` of the caller's object. */
+  agentId: string;
+  taskId: string;
+  messageId: string;
+  /** This deployment's origin, as the edge saw it: the `iss` of callback tokens. */
+  origin: string;
+}
+
+/** How a turn ended, as the agent's loop reports it. */
+export interface TurnOutcome {
+  state: "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED" | "TASK_STATE_REJECTED";
+  /** The reply (for a failure, the agent's own sentence); empty when the agent chose not to answer. */
+  text: string;
+}
+
+/** One round of a turn. */
+export type TurnStep =
+  | { kind: "done"; outcome: TurnOutcome }
+  /** Another round follows; `text` is the progress a gatekeeper can show. */
+  | { kind: "continue"; text: string }
+  /** The task is terminal already (canceled meanwhile): nothing more to run. */
+  | { kind: "ended"; state: string };
+
+export interface TurnStart {
+  /** False when the task is terminal already; `state` says which. */
+  proceed: boolean;
+  state: string;
+}
+
+export interface Finished {
+  /** False when the guarded write was refused: the task was terminal already. */
+  saved: boolean;
+  /** The state the task ended in. */
+  state: string;
+}
+
+export interface Delivery {
+  task: TaskJson;
+  configs: PushConfigJson[];
+}
+
+/**
+ * What the turn Workflow calls on the caller's object, one durable step each,
+ * so the Workflow never imports an agent class and data flows one way:
+ * edge → object → Workflow → push. A missing task is refused as TaskNotFound.
+ */
+export interface TurnObject {
+  /** Marks the task working unless it is terminal. */
+  turnStarted(taskId: string, origin: string): Promise<Verdict<TurnStart>>;
+  /** Runs round `round` of the turn, or returns what an earlier run recorded. */
+  runTurn(taskId: string, origin: string, round: number): Promise<Verdict<TurnStep>>;
+  /** The guarded terminal write. */
+  finishTurn(taskId: string, outcome: TurnOutcome): Promise<Verdict<Finished>>;
+  /** The task as it is to be announced, and every push config it has. */
+  deliveryOf(taskId: string): Promise<Verdict<Delivery>>;
+  /** A delivery attempt is under way (keeps the reconciler from calling the turn stalled). */
+  turnProgress(taskId: string): Promise<Verdict<null>>;
+  turnDelivered(taskId: string): Promise<Verdict<null>>;
+}
+
+/**
+ * The Workflow instance id of a turn, from the caller's object and the message
+ * id: a retried SendMessage names the same instance and starts nothing new.
+ * Hex of SHA-256 keeps it within the id alphabet and length.
+ */
+export async function turnInstanceId(agentId: string, messageId: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${agentId}\n${messageId}`));
+  return `turn-${[...new Uint8Array(digest)]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("")
+    .slice(0, 48)}`;
+}

@@ -1,0 +1,73 @@
+import type { TaskRow, TaskWrite } from "../db/task-store.js";
+import type { MessageJson, PartJson, TaskJson, TurnOutcome } from "../boundary/index.js";
+
+// Tasks in their wire form, built and shaped here and nowhere else: the
+// object stores the wire JSON it answers with, so a reply costs no re-encoding.
+
+const at = (now: number) => new Date(now).toISOString();
+
+/** The `submitted` task a new message opens. */
+export function submittedTask(message: MessageJson, ids: { id: string; contextId: string }, now: number): TaskJson {
+  return {
+    id: ids.id,
+    contextId: ids.contextId,
+    status: { state: "TASK_STATE_SUBMITTED", timestamp: at(now) },
+    history: [{ ...message, taskId: ids.id, contextId: ids.contextId }],
+  };
+}
+
+/** An agent message on a task, as a status message or a history entry. */
+export function agentMessage(task: TaskJson, text: string): MessageJson {
+  return { messageId: crypto.randomUUID(), role: "ROLE_AGENT", taskId: task.id, contextId: task.contextId, parts: [{ text }] };
+}
+
+/** The task moved to `state`, with an optional status message. */
+export function withState(task: TaskJson, state: string, now: number, message?: MessageJson): TaskJson {
+  return { ...task, status: message ? { state, message, timestamp: at(now) } : { state, timestamp: at(now) } };
+}
+
+/**
+ * The task as a finished turn leaves it: the reply as the status message and
+ * in the history, and, for a completed turn, as the `answer` artifact a
+ * client reads the result from. An empty reply (a declining gate) leaves no message.
+ */
+export function terminalTask(task: TaskJson, outcome: TurnOutcome, now: number): TaskJson {
+  if (outcome.text === "") return withState(task, outcome.state, now);
+  const reply = agentMessage(task, outcome.text);
+  const done = withState(task, outcome.state, now, reply);
+  done.history = [...(task.history ?? []), reply];
+  if (outcome.state === "TASK_STATE_COMPLETED") done.artifacts = [...(task.artifacts ?? []), { artifactId: "answer", name: "answer", parts: reply.parts }];
+  return done;
+}
+
+/**
+ * A task as a reply shows it: `historyLength` keeps the newest N messages (0
+ * none, unset all; an empty history is left out) and artifacts only with
+ * `includeArtifacts`.
+ */
+export function shapeTask(task: TaskJson, options: { historyLength?: number; includeArtifacts: boolean }): TaskJson {
+  const out: TaskJson = { ...task };
+  if (!options.includeArtifacts) delete out.artifacts;
+  if (options.historyLength !== undefined && out.history) {
+    out.history = options.historyLength === 0 ? [] : out.history.slice(-options.historyLength);
+    if (out.history.length === 0) delete out.history;
+  }
+  return out;
+}
+
+/** The text of the message that opened a task (its first user message). */
+export function requestText(task: TaskJson): string {
+  const first = task.history?.find((m) => m.role === "ROLE_USER");
+  return (first?.parts ?? [])
+    .map((p: PartJson) => p.text ?? "")
+    .join("")
+    .trim();
+}
+
+/** The stored row's document. */
+export const taskOf = (row: TaskRow): TaskJson => JSON.parse(row.taskJson) as TaskJson;
+
+/** What the store writes for a task. */
+export function toWrite(task: TaskJson, now: number): TaskWrite {
+  return { id: task.id, state: task.status.state, statusAt: Date.parse(task.status.timestamp ?? "") || now, json: JSON.stringify(task) };
+}

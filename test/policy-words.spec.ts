@@ -1,0 +1,189 @@
+import { env } from "cloudflare:workers";
+import { introspectWorkflow, runInDurableObject, type WorkflowIntrospector } from "cloudflare:test";
+import { callerObjectName } from "@dynamicagents/core/worker";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { deployment } from "../reference/manifests.js";
+import { mark, markerTenants } from "./support/agents.js";
+import { GATEKEEPER } from "./support/constants.js";
+import { isolatedEdge } from "./support/isolated-edge.js";
+import { chatCompletion, chatToolCall, eventually, interceptOutbound, type ModelCall, type Outbound } from "./support/outbound.js";
+import { reconcileNow } from "./support/reconcile.js";
+import { call, sendParams } from "./support/rpc.js";
+
+// Agents whose every word is a marker (test/support/agents.ts): whatever a
+// user or the model reads that is not the user's, the model's or a plugin's
+// own text must be one of their markers. A sentence of core's would show.
+
+let workflows: WorkflowIntrospector;
+let outbound: Outbound;
+beforeEach(async () => {
+  workflows = await introspectWorkflow(env.MARKER_WORKFLOW!);
+  await workflows.modifyAll(async (m) => {
+    await m.disableSleeps();
+    await m.disableRetryDelays();
+  });
+  outbound = interceptOutbound();
+});
+afterEach(async () => {
+  outbound.restore();
+  await workflows.dispose();
+});
+
+const edge = () =>
+  isolatedEdge({
+    deployment,
+    tenants: markerTenants,
+    startTurn: async (turn, e) => void (await e.MARKER_WORKFLOW!.create({ id: turn.instanceId, params: turn.params })),
+  });
+
+function caller(tenant: "marker" | "marker-researcher") {
+  const key = `caller-${crypto.randomUUID()}`;
+  const namespace = tenant === "marker" ? env.MARKER_AGENT! : env.MARKER_RESEARCHER!;
+  return { mint: { tenant, identity: { key } }, stub: namespace.get(namespace.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant, key }))) };
+}
+
+async function send(tenant: "marker" | "marker-researcher", text: string) {
+  const who = caller(tenant);
+  const { fetch, backgroundSettled } = edge();
+  const reply = await call("SendMessage", sendParams(text), { worker: fetch, mint: who.mint });
+  await backgroundSettled();
+  return { ...who, fetch, task: reply.body.result.task };
+}
+
+const terminalPush = (taskId: string) =>
+  eventually(
+    () => outbound.pushes.find((p) => p.body.task?.id === taskId),
+    (push) => push !== undefined,
+    `the terminal push of ${taskId}`,
+  ).then((push) => push!.body.task);
+
+const statusText = (task: { status: { message?: { parts: Array<{ text?: string }> } } }) => task.status.message?.parts.map((p) => p.text ?? "").join("");
+const systemPrompt = (c: ModelCall) => String(c.messages.find((m) => m.role === "system")?.content ?? "");
+
+describe("every sentence comes from the agent", () => {
+  it("a failed turn ends with the agent's failure words", async () => {
+    outbound.model = () => new Response("upstream down", { status: 500 });
+    const { task } = await send("marker", "hello");
+    const done = await terminalPush(task.id);
+    expect(done.status.state).toBe("TASK_STATE_FAILED");
+    expect(statusText(done)).toBe(mark("failure"));
+    // The model was held to the agent's soul and nothing else.
+    for (const c of outbound.modelCalls) expect(systemPrompt(c)).toBe(mark("soul"));
+  });
+
+  it("an answer with no text is the agent's empty-answer words", async () => {
+    outbound.model = (c) => chatCompletion("", c.model);
+    const { task } = await send("marker", "say nothing");
+    expect(statusText(await terminalPush(task.id))).toBe(mark("empty-answer"));
+  });
+
+  it("a canceled task carries the agent's canceled words", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    outbound.model = async (c) => {
+      await gate;
+      return chatCompletion("late", c.model);
+    };
+    const sent = await send("marker", "take your time");
+    await eventually(
+      () => outbound.modelCalls.length,
+      (n) => n > 0,
+      "the model call",
+    );
+    const canceled = await call("CancelTask", { id: sent.task.id }, { worker: sent.fetch, mint: sent.mint });
+    expect(statusText(canceled.body.result)).toBe(mark("canceled"));
+    release();
+    expect(statusText(await terminalPush(sent.task.id))).toBe(mark("canceled"));
+  });
+
+  it("a turn nothing could finish is failed in the agent's abandoned words", async () => {
+    await workflows.modifyAll(async (m) => m.mockStepError({ name: "run" }, new Error("the isolate crashed")));
+    const { task, stub } = await send("marker", "doomed");
+    await eventually(
+      () => workflows.get(),
+      (found) => found.length > 0,
+      "the turn's instance",
+    );
+    await (await workflows.get())[0]!.waitForStatus("errored");
+    for (let pass = 0; pass < 10 && !outbound.pushes.some((p) => p.body.task?.id === task.id); pass++) {
+      await reconcileNow(stub);
+      for (const instance of await workflows.get()) await instance.waitForStatus("complete").catch(() => undefined);
+    }
+    const done = await terminalPush(task.id);
+    expect(done.status.state).toBe("TASK_STATE_FAILED");
+    expect(statusText(done)).toBe(mark("abandoned"));
+  });
+
+  it("the round loop's contract, notes, headers, tool texts and progress are the agent's", async () => {
+    outbound.model = (c) =>
+      c.tools.includes("delegate")
+        ? chatToolCall("delegate", { subtasks: [{ type: "echo_task", params: { say: "hi" } }] }, c.model)
+        : chatCompletion("the answer", c.model);
+    const { task } = await send("marker-researcher", "look it up");
+    const done = await terminalPush(task.id);
+    expect(done.artifacts[0].parts[0].text).toBe("the answer");
+
+    const [first, second] = outbound.modelCalls;
+    // Round 1: soul and contract; the delegate tool described in the agent's words around core's JSON catalogue.
+    expect(systemPrompt(first!)).toBe(`${mark("soul")}\n\n${mark("contract")}`);
+    // Round 2, the last: the agent's last-round note, and its header over the results.
+    expect(systemPrompt(second!)).toBe(`${mark("soul")}\n\n${mark("contract")}\n\n${mark("last-round")}`);
+    const results = second!.messages.find((m) => String(m.content).startsWith(mark("results")));
+    expect(String(results?.content).split("\n")[0]).toBe(mark("results"));
+
+    // What the gatekeeper was told while it ran: the agent's progress words only.
+    const progress = outbound.pushes.filter((p) => p.body.statusUpdate?.taskId === task.id);
+    expect(progress.length).toBeGreaterThan(0);
+    for (const push of progress) expect(statusText(push.body.statusUpdate)).toBe(mark("progress"));
+  });
+
+  it("describes the delegate tool only in the agent's words, with core adding nothing but the JSON catalogue", async () => {
+    const described: string[] = [];
+    outbound.model = async (c) => {
+      described.push(c.toolDescriptions.delegate ?? "");
+      return chatCompletion("no need", c.model);
+    };
+    const { task } = await send("marker-researcher", "answer directly");
+    await terminalPush(task.id);
+    const description = described[0] ?? "";
+    expect(description.startsWith(mark("delegate"))).toBe(true);
+    expect(JSON.parse(description.slice(mark("delegate").length))).toEqual([expect.objectContaining({ type: "echo_task", description: mark("echo-task") })]);
+  });
+});
+
+describe("gates hold for every agent", () => {
+  it("a delegating agent's plugin gate declines a turn: completed, no reply, no model call, no subtask", async () => {
+    const { task } = await send("marker-researcher", "not for you #decline");
+    const done = await terminalPush(task.id);
+    expect(done.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(done.status.message).toBeUndefined();
+    expect(done.artifacts).toBeUndefined();
+    expect(outbound.modelCalls).toHaveLength(0);
+  });
+
+  it("and a single-inference agent's the same way", async () => {
+    const { task } = await send("marker", "#decline please");
+    const done = await terminalPush(task.id);
+    expect(done.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(done.status.message).toBeUndefined();
+    expect(outbound.modelCalls).toHaveLength(0);
+  });
+});
+
+describe("subagents get what their parent has", () => {
+  it("the parent's workspace caps bound a subagent's recipe", async () => {
+    const said = ["short", "x".repeat(65)];
+    outbound.model = (c) =>
+      c.tools.includes("delegate")
+        ? chatToolCall("delegate", { subtasks: said.map((say) => ({ type: "echo_task", params: { say } })) }, c.model)
+        : chatCompletion("done", c.model);
+    const { task, stub } = await send("marker-researcher", "two echoes");
+    await terminalPush(task.id);
+    const rows = await runInDurableObject(stub, (_i, state) => state.storage.sql.exec("SELECT status, error FROM subtasks ORDER BY ordinal").toArray());
+    // 65 bytes is over the parent's 64-byte cap; the subagent's own config sets none.
+    expect(rows).toEqual([
+      { status: "done", error: null },
+      { status: "failed", error: expect.stringContaining("at most 64") },
+    ]);
+  });
+});

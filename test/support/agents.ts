@@ -1,0 +1,144 @@
+import type { AgentConfigInput, AgentPolicy } from "@dynamicagents/core/agent";
+import type { AgentNamespace } from "@dynamicagents/core/boundary";
+import { DynamicAgent, type AgentPlugin } from "@dynamicagents/core/host";
+import { definePlugin, defineSubtaskType } from "@dynamicagents/core/plugin";
+import { RoundAgentBase, type SubagentClass } from "@dynamicagents/core/round";
+import { RecipeSubagentBase } from "@dynamicagents/core/subagent";
+import { TurnWorkflowBase } from "@dynamicagents/core/turn";
+import type { TenantConfig } from "@dynamicagents/core/worker";
+import { z } from "zod";
+
+// Agents of the specs' own, beside the reference deployment's, in the test
+// worker (test/support/worker.ts): every word they say is a marker, so a spec
+// can prove that what users and models read comes from the agent, never core.
+
+function required<T>(binding: T | undefined): T {
+  if (binding === undefined) throw new Error("the test worker's marker bindings are missing (vitest.config.ts)");
+  return binding;
+}
+
+/** A marker: a word no code of ours writes. */
+export const mark = (name: string) => `⟦${name}⟧`;
+
+const markerPolicy: AgentPolicy = {
+  messages: {
+    failure: mark("failure"),
+    emptyAnswer: mark("empty-answer"),
+    abandoned: mark("abandoned"),
+    canceled: mark("canceled"),
+    summaryHeading: mark("summary"),
+  },
+  rounds: {
+    contract: mark("contract"),
+    lastRoundNote: mark("last-round"),
+    resultsHeader: mark("results"),
+    progress: () => mark("progress"),
+    delegate: {
+      description: ({ catalogue }) => `${mark("delegate")}${catalogue}`,
+      invalid: ({ problems }) => `${mark("invalid")}${JSON.stringify(problems)}`,
+      tooMany: (context) => `${mark("too-many")}${JSON.stringify(context)}`,
+      overCap: (context) => `${mark("over-cap")}${JSON.stringify(context)}`,
+      accepted: mark("accepted"),
+    },
+  },
+};
+
+/** Declines any turn whose text says `#decline`. */
+const gate = definePlugin({ key: "gate", shouldHandleTurn: ({ text }) => !text.includes("#decline") });
+
+/** One subtask type whose recipe echoes its param. */
+const echoTask = definePlugin({
+  key: "echo-task",
+  subtaskTypes: [
+    defineSubtaskType({
+      key: "echo_task",
+      description: mark("echo-task"),
+      params: z.object({ say: z.string() }),
+      // Writes what it says to its workspace first: the parent's caps bound it.
+      recipe: async (ctx, params) => {
+        await ctx.workspace.write("said.txt", params.say);
+        return ctx.chunk("echo", async () => ({ said: params.say }));
+      },
+    }),
+  ],
+});
+
+/** Small workspace caps, the parent's: its subagents get these, not their own config's. */
+const MARKER_CONFIG: AgentConfigInput = { rounds: { maxRounds: 2 }, workspace: { maxFileBytes: 64 } };
+
+export class MarkerAgent extends DynamicAgent<Cloudflare.Env> {
+  protected override agentPlugins(): AgentPlugin[] {
+    return [gate];
+  }
+  protected agentSoul(): string {
+    return mark("soul");
+  }
+  protected agentPolicy(): AgentPolicy {
+    return markerPolicy;
+  }
+  protected override turnWorkflow() {
+    return required(this.env.MARKER_WORKFLOW);
+  }
+}
+
+export class MarkerResearcher extends RoundAgentBase<Cloudflare.Env> {
+  protected override agentConfig(): AgentConfigInput {
+    return MARKER_CONFIG;
+  }
+  protected override agentPlugins(): AgentPlugin[] {
+    return [gate, echoTask];
+  }
+  protected agentSoul(): string {
+    return mark("soul");
+  }
+  protected agentPolicy(): AgentPolicy {
+    return markerPolicy;
+  }
+  protected subagentClass(): SubagentClass<Cloudflare.Env> {
+    return MarkerSubagent;
+  }
+  protected override turnWorkflow() {
+    return required(this.env.MARKER_WORKFLOW);
+  }
+}
+
+export class MarkerSubagent extends RecipeSubagentBase<Cloudflare.Env> {
+  protected agentPlugins(): AgentPlugin[] {
+    return [gate, echoTask];
+  }
+}
+
+/** An agent whose plugin set cannot start: its plugin needs a secret this Worker does not have. */
+export class BrokenAgent extends DynamicAgent<Cloudflare.Env> {
+  protected override agentPlugins(): AgentPlugin[] {
+    return [definePlugin({ key: "needs-secret", requires: { secrets: ["SPEC_MISSING_SECRET"] } })];
+  }
+  protected agentSoul(): string {
+    return mark("soul");
+  }
+  protected agentPolicy(): AgentPolicy {
+    return markerPolicy;
+  }
+}
+
+const markerManifest = (name: string) => ({
+  name,
+  description: `The specs' ${name} agent.`,
+  version: "0.0.0",
+  skills: [{ id: "mark", name: "Mark", description: "Answers in markers.", tags: ["test"] }],
+});
+
+/** The test agents as tenants of an edge a spec builds with `createA2AWorker`. */
+export const markerTenants: Record<string, TenantConfig<Cloudflare.Env>> = {
+  marker: { manifest: markerManifest("marker"), agent: (env) => required(env.MARKER_AGENT) },
+  "marker-researcher": { manifest: markerManifest("marker-researcher"), agent: (env) => required(env.MARKER_RESEARCHER) },
+  broken: { manifest: markerManifest("broken"), agent: (env) => required(env.MARKER_BROKEN) },
+};
+
+export class MarkerTurnWorkflow extends TurnWorkflowBase<Cloudflare.Env> {
+  protected agentNamespace(tenant: string): AgentNamespace {
+    const config = markerTenants[tenant];
+    if (!config) throw new Error(`no test tenant ${tenant}`);
+    return config.agent(this.env);
+  }
+}
