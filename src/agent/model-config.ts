@@ -7,7 +7,7 @@ export interface ModelConfig {
   timeoutMs?: number;
 }
 
-/** The bindings and variables model selection reads (CONTRACT.md §2). */
+/** The bindings and variables model selection reads (docs/protocol.md "Operator surface"). */
 export interface ModelEnv {
   AI?: Ai;
   OPENAI_BASE_URL?: string;

@@ -86,7 +86,7 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
   /**
    * The gatekeepers trusted now, read at every delivery rather than when the
    * turn began: an origin removed from `GATEKEEPER_ORIGINS` meanwhile is no
-   * longer called (the SSRF rule of CONTRACT.md "SendMessage").
+   * longer called (the SSRF rule of docs/protocol.md "SendMessage").
    */
   #gatekeeperOrigins(): ReadonlySet<string> {
     return loadGatekeeperOrigins(this.env.GATEKEEPER_ORIGINS);
