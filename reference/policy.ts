@@ -9,6 +9,7 @@ export const assistantPolicy: AgentPolicy = {
     failure: "Sorry, I could not get an answer: the model and its fallback both failed. Please try again in a moment.",
     emptyAnswer: "I ran out of steps for this request before I could write an answer. Please narrow it down and ask again.",
     abandoned: "Sorry, this request could not be completed: the agent failed to finish it after several attempts. Please send it again.",
+    unfinished: "Sorry, this request ended before I could write an answer. Please send it again, or narrow it down.",
     canceled: "Canceled as requested.",
     summaryHeading: "Summary of the earlier conversation:",
   },

@@ -63,7 +63,7 @@ describe("resolveAgent", () => {
 });
 
 describe("startTurn", () => {
-  it("is called exactly once per created turn, never for a retried messageId, and the reply names no turn", async () => {
+  it("is called once for each turn the object names, never when it names none, and the reply names no turn", async () => {
     using _ = interceptOutbound();
     const started: TurnToStart[] = [];
     const object = objectNamingTurns();

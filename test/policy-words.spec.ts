@@ -4,7 +4,8 @@ import { callerObjectName } from "@dynamicagents/core/worker";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { deployment } from "../reference/manifests.js";
 import { mark, markerTenants } from "./support/agents.js";
-import { GATEKEEPER } from "./support/constants.js";
+import type { CallerObject, TurnObject } from "@dynamicagents/core/boundary";
+import { GATEKEEPER, ORIGIN, PUSH_URL } from "./support/constants.js";
 import { isolatedEdge } from "./support/isolated-edge.js";
 import { chatCompletion, chatToolCall, eventually, interceptOutbound, type ModelCall, type Outbound } from "./support/outbound.js";
 import { reconcileNow } from "./support/reconcile.js";
@@ -185,5 +186,125 @@ describe("subagents get what their parent has", () => {
       { status: "done", error: null },
       { status: "failed", error: expect.stringContaining("at most 64") },
     ]);
+  });
+});
+
+describe("no turn ends in between", () => {
+  it("a Workflow whose rounds come back neither terminal nor interrupted fails the task, in the agent's words, before announcing it", async () => {
+    await workflows.modifyAll(async (m) => m.mockStepResult({ name: "run" }, { ok: true, value: { kind: "ended", state: "TASK_STATE_WORKING" } }));
+    const { task } = await send("marker", "end in between");
+    const done = await terminalPush(task.id);
+    expect(done.status.state).toBe("TASK_STATE_FAILED");
+    expect(statusText(done)).toBe(mark("unfinished"));
+    // The only push was the failed one: nothing announced the task half-way.
+    expect(outbound.pushes.filter((p) => p.body.task?.id === task.id).map((p) => p.body.task.status.state)).toEqual(["TASK_STATE_FAILED"]);
+  });
+
+  it("a round past the agent's budget is not run: the turn ends failed, unfinished", async () => {
+    await workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("the spec drives this turn")));
+    const { task, stub } = await send("marker-researcher", "too many rounds");
+    const agent: TurnObject = stub;
+    await agent.turnStarted(task.id, ORIGIN);
+    expect(await agent.runTurn(task.id, ORIGIN, 3)).toEqual({
+      ok: true,
+      value: { kind: "done", outcome: { state: "TASK_STATE_FAILED", text: mark("unfinished") } },
+    });
+    expect(outbound.modelCalls).toHaveLength(0);
+  });
+});
+
+describe("never twice at once", () => {
+  it("a step retried while its first run is still in the object joins it: one model call, one verdict", async () => {
+    await workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("the spec drives this turn")));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    outbound.model = async (c) => {
+      await gate;
+      return chatCompletion("once", c.model);
+    };
+    const { task, stub } = await send("marker", "run me once");
+    const agent: TurnObject = stub;
+    await agent.turnStarted(task.id, ORIGIN);
+    const first = agent.runTurn(task.id, ORIGIN, 1);
+    await eventually(
+      () => outbound.modelCalls.length,
+      (n) => n === 1,
+      "the first run's model call",
+    );
+    const second = agent.runTurn(task.id, ORIGIN, 1);
+    release();
+    const [a, b] = await Promise.all([first, second]);
+    expect(a).toEqual({ ok: true, value: { kind: "done", outcome: { state: "TASK_STATE_COMPLETED", text: "once" } } });
+    expect(b).toEqual(a);
+    expect(outbound.modelCalls).toHaveLength(1);
+  });
+});
+
+describe("bounded state", () => {
+  it("refuses a turn past the caller's in-flight cap with 429 QUOTA_EXCEEDED and Retry-After, creating nothing", async () => {
+    await workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("held open")));
+    const who = caller("marker");
+    const object: CallerObject & TurnObject = who.stub;
+    for (let i = 0; i < 32; i++) {
+      const begun = await object.beginTask({
+        tenant: "marker",
+        origin: ORIGIN,
+        message: { messageId: `m-${i}`, role: "ROLE_USER", parts: [{ text: "hold" }] },
+      });
+      expect(begun.ok).toBe(true);
+    }
+    const { fetch } = edge();
+    const refused = await call("SendMessage", sendParams("one too many", "m-over"), { worker: fetch, mint: who.mint });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(0);
+    expect(refused.body.error).toMatchObject({ code: -32000, data: [{ reason: "QUOTA_EXCEEDED", domain: "dynamicagents.dev" }] });
+    const listed = await call("ListTasks", {}, { worker: fetch, mint: who.mint });
+    expect(listed.body.result.totalSize).toBe(32);
+    // Nothing of it was kept: once a turn ends, the same messageId is a new task.
+    await object.turnDelivered(listed.body.result.tasks[0].id);
+    const again = await call("SendMessage", sendParams("now there is room", "m-over"), { worker: fetch, mint: who.mint });
+    expect(again.body.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
+  });
+
+  it("retention deletes exactly the finished, delivered tasks, and a retry of one's messageId is TaskNotFound and starts nothing", async () => {
+    const who = caller("marker");
+    const object: CallerObject & TurnObject = who.stub;
+    const begin = async (messageId: string) => {
+      const begun = await object.beginTask({
+        tenant: "marker",
+        origin: ORIGIN,
+        message: { messageId, role: "ROLE_USER", parts: [{ text: "x" }] },
+        pushConfig: { url: PUSH_URL },
+      });
+      if (!begun.ok) throw new Error(begun.error.message);
+      return begun.value.task.id;
+    };
+    const delivered = await begin("m-delivered");
+    const pending = await begin("m-pending");
+    const working = await begin("m-working");
+    const done = { state: "TASK_STATE_COMPLETED", text: "done" } as const;
+    await object.finishTurn(delivered, done);
+    await object.turnDelivered(delivered);
+    // Finished, its push not yet delivered: retention must wait.
+    await object.finishTurn(pending, done);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+
+    const swept = await runInDurableObject(who.stub, (instance) => (instance as unknown as { sweepRetention(): Promise<unknown> }).sweepRetention());
+    expect(swept).toEqual({ tasks: 1, messageIds: 0 });
+    expect((await object.getTask({ taskId: delivered })).ok).toBe(false);
+    expect((await object.listPushConfigs(delivered)).ok).toBe(false);
+    expect((await object.getTask({ taskId: pending })).ok).toBe(true);
+    expect((await object.getTask({ taskId: working })).ok).toBe(true);
+    const page = await object.listTasks({ pageSize: 10, includeArtifacts: false });
+    expect(page.ok && page.value.totalSize).toBe(2);
+
+    const retry = await object.beginTask({
+      tenant: "marker",
+      origin: ORIGIN,
+      message: { messageId: "m-delivered", role: "ROLE_USER", parts: [{ text: "x" }] },
+    });
+    expect(retry).toMatchObject({ ok: false, error: { code: -32001 } });
+    const after = await object.listTasks({ pageSize: 10, includeArtifacts: false });
+    expect(after.ok && after.value.totalSize).toBe(2);
   });
 });

@@ -7,6 +7,7 @@ import { AgentDB, type SubtaskRow } from "@dynamicagents/core/db";
 import { createDelegateTool } from "@dynamicagents/core/subtasks";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { ResearchSubagent } from "../reference/agents.js";
 import { researchPolicy } from "../reference/policy.js";
 import { callerObjectName } from "@dynamicagents/core/worker";
 import { GATEKEEPER, ORIGIN } from "./support/constants.js";
@@ -54,6 +55,12 @@ async function finished() {
   await instances[0]!.waitForStatus("complete");
   return harness.outbound.pushes.filter((p) => p.body.task).map((p) => p.body.task);
 }
+
+/** The parent's facets, reached from inside it (the spec runs there through runInDurableObject). */
+const subagentsOf = (instance: object) => {
+  if (!("dynamicAgents" in instance)) throw new Error("not an agent");
+  return (instance as { dynamicAgents: { get(cls: typeof ResearchSubagent, name: string): Promise<ResearchSubagent> } }).dynamicAgents;
+};
 
 const subtasksOf = (key: string) =>
   runInDurableObject(researcher(key), (instance) => (instance as unknown as { agentDb: { db: unknown } }).agentDb.db).then(() =>
@@ -205,19 +212,24 @@ describe("durable subtasks", () => {
     expect(await agent.runTurn(task.id, ORIGIN, 2)).toEqual({ ok: true, value: { kind: "done", outcome: { state: "TASK_STATE_COMPLETED", text: "done" } } });
   });
 
-  it("refuses loudly to resume a subagent under another fingerprint", async () => {
-    scriptRounds([(c) => chatToolCall("delegate", delegateOf(10), c.model), (c) => chatCompletion("done", c.model)]);
-    const { caller, task, agent } = await heldTurn("one page");
-    await agent.runTurn(task.id, ORIGIN, 1);
-    // Someone changed the subtask under the subagent's feet.
-    await runInDurableObject(researcher(caller.identity.key), (_i, state) =>
-      state.storage.sql.exec("UPDATE subtasks SET fingerprint = 'changed', status = 'pending'"),
-    );
-    const fetches = pageFetches().length;
-    await agent.runTurn(task.id, ORIGIN, 1);
-    const [row] = await subtasksOf(caller.identity.key);
-    expect(row).toMatchObject({ status: "failed", error: expect.stringMatching(/refuses to resume/) });
-    expect(pageFetches()).toHaveLength(fetches);
+  it("a subagent refuses, as a verdict, to resume under another fingerprint, and answers a finished one from its record", async () => {
+    const spec = {
+      subtaskId: "s-fp",
+      taskId: "t-fp",
+      type: "read_page",
+      params: { url: PAGE(10), question: "what does it say?" },
+      fingerprint: "fingerprint-a",
+      workspace: { maxFiles: 8, maxFileBytes: 100_000, maxTotalBytes: 1_000_000 },
+    };
+    const [first, again, other] = await runInDurableObject(researcher(`fp-${crypto.randomUUID()}`), async (instance) => {
+      const subagent = await subagentsOf(instance).get(ResearchSubagent, spec.subtaskId);
+      return [await subagent.runSubtask(spec), await subagent.runSubtask(spec), await subagent.runSubtask({ ...spec, fingerprint: "fingerprint-b" })];
+    });
+    expect(first).toMatchObject({ ok: true, value: { status: "done", result: { url: PAGE(10) } } });
+    // Asked again: the recorded result, no second fetch.
+    expect(again).toEqual(first);
+    expect(pageFetches()).toHaveLength(1);
+    expect(other).toMatchObject({ ok: false, error: { code: "ERR_SUBAGENT_FINGERPRINT", message: expect.stringMatching(/refuses to resume/) } });
   });
 
   it("cancel mid-round stops the subagents at their next chunk and ends canceled", async () => {
@@ -298,6 +310,19 @@ describe("the per-round subtask cap", () => {
       // Another round starts from zero.
       expect(store.delegate(t1, 2, batch(16), CAP)).toEqual({ recorded: true, count: 16 });
       expect(store.decision(t1, 1)).toEqual({ kind: "delegate", count: 16 });
+    });
+  });
+
+  it("never moves a finished subtask again: a second run's late failure cannot overwrite done", async () => {
+    await runInDurableObject(researcher(`final-${crypto.randomUUID()}`), (_i, state) => {
+      const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
+      db.tasks.insert({ id: "t1", messageId: "m1", contextId: "c", state: "TASK_STATE_WORKING", statusAt: 1, json: "{}" });
+      db.subtasks.delegate("t1", 1, [{ id: "s1", type: "read_page", params: {}, fingerprint: "f" }], CAP);
+      expect(db.subtasks.mark("s1", "running")).toBe(true);
+      expect(db.subtasks.mark("s1", "done", { result: { ok: 1 } })).toBe(true);
+      expect(db.subtasks.mark("s1", "failed", { error: "UNIQUE constraint failed" })).toBe(false);
+      expect(db.subtasks.mark("s1", "canceled")).toBe(false);
+      expect(db.subtasks.get("s1")).toMatchObject({ status: "done", resultJson: '{"ok":1}', error: null });
     });
   });
 

@@ -18,7 +18,8 @@ import {
 } from "@dynamicagents/core/plugin";
 import { redactSubtaskRows, renderSubtaskResults } from "@dynamicagents/core/subtasks";
 import { mockModel, scriptedChoices } from "@dynamicagents/core/testing";
-import { stepCountIs, tool } from "ai";
+import { APICallError, stepCountIs, tool } from "ai";
+import { isTransient } from "../src/agent/model-retry.js";
 import { durableWorkspacePlugin } from "../reference/plugins/durable-workspace.js";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -327,5 +328,31 @@ describe("a workspace backing", () => {
         await workspace.write("two.txt", "2");
       }),
     ).rejects.toThrow(/already holds 1 files/);
+  });
+});
+
+describe("transient model failures", () => {
+  const apiError = (statusCode: number | undefined, isRetryable = false) =>
+    new APICallError({ message: "m", url: "https://model.test/v1/chat/completions", requestBodyValues: {}, statusCode, isRetryable });
+
+  it("are 408, 429, 5xx and network errors; the rest would fail the same way again", () => {
+    for (const status of [408, 429, 500, 502, 503]) expect(isTransient(apiError(status)), String(status)).toBe(true);
+    for (const status of [400, 401, 404, 422]) expect(isTransient(apiError(status)), String(status)).toBe(false);
+    expect(isTransient(new TypeError("fetch failed"))).toBe(true);
+    expect(isTransient(new DOMException("model call timed out", "TimeoutError"))).toBe(false);
+    expect(isTransient(new Error("invalid JSON"))).toBe(false);
+  });
+
+  it("are retried with the same request before the fallback, each attempt counted", async () => {
+    const flaky = mockModel([apiError(503, true), apiError(429, true), "third time"]);
+    const fallback = mockModel(["fallback"]);
+    const result = await generateWithFallback({
+      env: {},
+      config: { ...config.model, retryDelayMs: 0 },
+      messages: [{ role: "user", content: "hi" }],
+      models: scriptedChoices(flaky, fallback),
+    });
+    expect(result).toMatchObject({ ok: true, text: "third time", fellBack: false, exchanges: 3 });
+    expect(fallback.doGenerateCalls).toHaveLength(0);
   });
 });

@@ -45,11 +45,16 @@ describe("the task lifecycle in the caller's Durable Object", () => {
     expect(stored.ok && stored.value).toEqual(task);
   });
 
-  it("is idempotent on messageId, also under concurrency: one task, one turn named", async () => {
+  it("is idempotent on messageId, also under concurrency: one task, one turn, named again to every retry while it is open", async () => {
     const agent = freshAgent();
     const results = await Promise.all(Array.from({ length: 10 }, () => begin(agent, "same")));
     expect(new Set(results.map((r) => r.task.id)).size).toBe(1);
-    expect(results.filter((r) => r.turn)).toHaveLength(1);
+    // Every retry names the same instance: starting it again is a no-op, and restarts one that never appeared.
+    expect(new Set(results.map((r) => r.turn?.instanceId)).size).toBe(1);
+    expect(results[0]!.turn).toBeDefined();
+    // Once the turn is delivered, a retry names nothing.
+    await agent.turnDelivered(results[0]!.task.id);
+    expect((await begin(agent, "same")).turn).toBeUndefined();
     const page = await agent.listTasks({ pageSize: 100, includeArtifacts: false });
     expect(page.ok && page.value.totalSize).toBe(1);
   });
@@ -133,7 +138,8 @@ describe("the task store: rows and verdicts", () => {
 describe("ListTasks (A2A §3.1.4)", () => {
   it("walks 250 tasks page by page, each exactly once, newest status first", async () => {
     const agent = freshAgent();
-    for (let i = 0; i < 250; i++) await begin(agent, `m-${i}`);
+    // Each turn delivered before the next: a caller has at most 32 in flight.
+    for (let i = 0; i < 250; i++) await agent.turnDelivered((await begin(agent, `m-${i}`)).task.id);
     const seen: string[] = [];
     const stamps: string[] = [];
     let pageToken: string | undefined;

@@ -95,12 +95,30 @@ describe("accept, then notify", () => {
     expect(harness.outbound.modelCalls).toHaveLength(1);
   });
 
-  it("falls back to the fallback model when the primary fails", async () => {
+  it("falls back to the fallback model when the primary keeps failing, after retrying it", async () => {
     harness.outbound.model = (c) => (c.model === "primary-model" ? new Response("overloaded", { status: 500 }) : chatCompletion("from the fallback", c.model));
     await call("SendMessage", sendParams("hi"), { mint: newCaller() });
     await (await onlyInstance()).waitForStatus("complete");
-    expect(harness.outbound.modelCalls.map((c) => c.model)).toEqual(["primary-model", "fallback-model"]);
+    // A 500 is transient: the primary is tried three times (two retries), then the fallback.
+    expect(harness.outbound.modelCalls.map((c) => c.model)).toEqual(["primary-model", "primary-model", "primary-model", "fallback-model"]);
     expect(harness.outbound.pushes[0]!.body.task.artifacts[0].parts[0].text).toBe("from the fallback");
+  });
+
+  it("completes with one answer when the model answers 500 once, then succeeds: retried, no fallback", async () => {
+    let calls = 0;
+    harness.outbound.model = (c) => (++calls === 1 ? new Response("busy", { status: 503 }) : chatCompletion("second time lucky", c.model));
+    await call("SendMessage", sendParams("hi"), { mint: newCaller() });
+    await (await onlyInstance()).waitForStatus("complete");
+    expect(harness.outbound.modelCalls.map((c) => c.model)).toEqual(["primary-model", "primary-model"]);
+    expect(harness.outbound.pushes).toHaveLength(1);
+    expect(harness.outbound.pushes[0]!.body.task.artifacts).toEqual([expect.objectContaining({ parts: [{ text: "second time lucky" }] })]);
+  });
+
+  it("does not retry what would fail the same way (a 400): straight to the fallback", async () => {
+    harness.outbound.model = (c) => (c.model === "primary-model" ? new Response("bad request", { status: 400 }) : chatCompletion("fallback", c.model));
+    await call("SendMessage", sendParams("hi"), { mint: newCaller() });
+    await (await onlyInstance()).waitForStatus("complete");
+    expect(harness.outbound.modelCalls.map((c) => c.model)).toEqual(["primary-model", "fallback-model"]);
   });
 
   it("ends failed with a readable message when both models fail", async () => {

@@ -11,6 +11,9 @@ const configSchema = z.strictObject({
       chatModelId: z.string().min(1).default("@cf/meta/llama-3.3-70b-instruct-fp8-fast"),
       fallbackChatModelId: z.string().min(1).optional(),
       timeoutMs: z.number().int().min(1_000).max(600_000).default(60_000),
+      /** Retries of a transient failure (408, 429, 5xx, network) per model, before the fallback. */
+      retries: z.number().int().min(0).max(5).default(2),
+      retryDelayMs: z.number().int().min(0).max(10_000).default(250),
     })
     .prefault({}),
   turn: z
@@ -37,6 +40,24 @@ const configSchema = z.strictObject({
       maxParallel: z.number().int().min(1).max(64).default(4),
       /** Subtasks one round may create, however many delegate calls it makes. */
       maxSubtasksPerRound: z.number().int().min(1).max(128).default(16),
+    })
+    .prefault({}),
+  limits: z
+    .strictObject({
+      /** Turns one caller may have open at once; one more is refused (429, QUOTA_EXCEEDED) and creates nothing. */
+      maxInFlightTurns: z.number().int().min(1).max(1024).default(32),
+    })
+    .prefault({}),
+  retention: z
+    .strictObject({
+      /**
+       * A finished task (and what hangs off it) is deleted this long after it
+       * ended and was delivered: a week covers a gatekeeper's outage and its
+       * polling fallback, and keeps a caller's object bounded.
+       */
+      finishedTaskDays: z.number().min(0).max(3650).default(7),
+      /** A deleted task's `messageId` is remembered this long, so a late retry is TaskNotFound and starts nothing. */
+      messageIdDays: z.number().min(0).max(3650).default(30),
     })
     .prefault({}),
   workspace: z

@@ -1,5 +1,6 @@
 import { generateText, type ModelMessage, type StopCondition, type ToolSet } from "ai";
 import type { ModelConfig, ModelEnv } from "./model-config.js";
+import { withRetries, type ExchangeCounter } from "./model-retry.js";
 import { chooseModels, type ModelChoice } from "./providers.js";
 
 export interface GenerateRequest {
@@ -15,11 +16,13 @@ export interface GenerateRequest {
 }
 
 export type GenerateResult =
-  | { ok: true; text: string; model: string; fellBack: boolean; steps: number; totalTokens: number }
+  | { ok: true; text: string; model: string; fellBack: boolean; steps: number; totalTokens: number; exchanges: number }
   /** Every model failed; `errors` says how, one line per model, for the operator's logs. */
-  | { ok: false; errors: string[] };
+  | { ok: false; errors: string[]; exchanges: number };
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_RETRIES = 2;
+const DEFAULT_RETRY_DELAY_MS = 250;
 
 /**
  * One model exchange with fallback: the primary, then the fallback when the
@@ -28,6 +31,8 @@ const DEFAULT_TIMEOUT_MS = 60_000;
  */
 export async function generateWithFallback(request: GenerateRequest): Promise<GenerateResult> {
   const errors: string[] = [];
+  const counter: ExchangeCounter = { exchanges: 0 };
+  const retry = { retries: request.config.retries ?? DEFAULT_RETRIES, baseDelayMs: request.config.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS };
   const choices = request.models ?? chooseModels(request.env, request.config);
   for (const [index, choice] of choices.entries()) {
     // A timer of our own, cleared when the call settles: `AbortSignal.timeout`
@@ -36,7 +41,7 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
     const timer = setTimeout(() => controller.abort(new DOMException("model call timed out", "TimeoutError")), request.config.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     try {
       const result = await generateText({
-        model: choice.model,
+        model: withRetries(choice.model, retry, counter),
         instructions: request.instructions,
         messages: request.messages,
         tools: request.tools,
@@ -53,6 +58,7 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
         fellBack: index > 0,
         steps: result.steps.length,
         totalTokens: result.totalUsage.totalTokens ?? 0,
+        exchanges: counter.exchanges,
       };
     } catch (error) {
       errors.push(`${choice.label}: ${describe(error)}`);
@@ -60,7 +66,7 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
       clearTimeout(timer);
     }
   }
-  return { ok: false, errors };
+  return { ok: false, errors, exchanges: counter.exchanges };
 }
 
 function describe(error: unknown): string {

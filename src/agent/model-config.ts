@@ -3,8 +3,12 @@ export interface ModelConfig {
   chatModelId: string;
   /** Tried once when the primary errors or times out. */
   fallbackChatModelId?: string;
-  /** Per model call; a call that takes longer counts as failed. Default 60 s. */
+  /** Per model, retries included; a model that takes longer counts as failed. Default 60 s. */
   timeoutMs?: number;
+  /** Retries of a request that failed for a passing reason (HTTP 408, 429, 5xx, network) before the fallback. Default 2. */
+  retries?: number;
+  /** The first retry's delay, doubling after. Default 250 ms. */
+  retryDelayMs?: number;
 }
 
 /** The bindings and variables model selection reads (docs/protocol.md "Operator surface"). */

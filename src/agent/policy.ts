@@ -13,6 +13,8 @@ export interface AgentPolicy {
     emptyAnswer: string;
     /** The task's message when the platform gave up on a turn it could not finish. */
     abandoned: string;
+    /** The task's message when a turn ended without an answer (its rounds ran out mid-delegation, say). */
+    unfinished: string;
     /** The task's last word when it is canceled. */
     canceled: string;
     /** Introduces a compaction's summary of the earlier conversation, where the model reads it. */
@@ -79,7 +81,8 @@ export function validatePolicy(policy: AgentPolicy | undefined, options: { deleg
   const fn = (value: unknown, name: string) => {
     if (typeof value !== "function") missing.push(name);
   };
-  for (const name of ["failure", "emptyAnswer", "abandoned", "canceled", "summaryHeading"] as const) text(policy?.messages?.[name], `messages.${name}`);
+  for (const name of ["failure", "emptyAnswer", "abandoned", "unfinished", "canceled", "summaryHeading"] as const)
+    text(policy?.messages?.[name], `messages.${name}`);
   if (options.delegates) {
     const rounds = policy?.rounds;
     text(rounds?.contract, "rounds.contract");

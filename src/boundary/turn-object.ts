@@ -59,8 +59,10 @@ export interface TurnObject {
   finishTurn(taskId: string, outcome: TurnOutcome): Promise<Verdict<Finished>>;
   /** The task as it is to be announced, and every push config it has. */
   deliveryOf(taskId: string): Promise<Verdict<Delivery>>;
-  /** A delivery attempt is under way (keeps the reconciler from calling the turn stalled). */
-  turnProgress(taskId: string): Promise<Verdict<null>>;
+  /** A delivery attempt failed and the next comes within `nextAttemptWithinMs`: the turn is alive until then. */
+  turnProgress(taskId: string, nextAttemptWithinMs: number): Promise<Verdict<null>>;
+  /** The turn ended neither terminal nor interrupted: fail it, in the agent's words, before it is announced. */
+  endUnfinished(taskId: string): Promise<Verdict<Finished>>;
   turnDelivered(taskId: string): Promise<Verdict<null>>;
 }
 

@@ -22,6 +22,34 @@ export const tasks = sqliteTable(
   (t) => [index("tasks_by_status_at").on(t.statusAt, t.id), index("tasks_by_context").on(t.contextId, t.statusAt, t.id)],
 );
 
+/**
+ * Every `messageId` this object accepted, kept longer than its task: a retry
+ * after retention deleted the task is TaskNotFound and starts nothing.
+ */
+export const acceptedMessages = sqliteTable(
+  "accepted_messages",
+  {
+    messageId: text("message_id").primaryKey(),
+    taskId: text("task_id").notNull(),
+    acceptedAt: integer("accepted_at").notNull(),
+  },
+  (t) => [index("accepted_messages_by_time").on(t.acceptedAt)],
+);
+
+/**
+ * How many tasks each (context, state) holds, kept by triggers on `tasks`
+ * (migrations/0005): ListTasks' total is a sum over these rows, not a scan.
+ */
+export const taskCounts = sqliteTable(
+  "task_counts",
+  {
+    contextId: text("context_id").notNull(),
+    state: text("state").notNull(),
+    n: integer("n").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.contextId, t.state] })],
+);
+
 /** Push configs per task (A2A §9: a task may have several, each gets every push). */
 export const pushConfigs = sqliteTable(
   "push_configs",
@@ -60,6 +88,12 @@ export const turns = sqliteTable(
     attempts: integer("attempts").notNull().default(0),
     /** Last time a Workflow step reported in (epoch ms). */
     progressAt: integer("progress_at").notNull(),
+    /**
+     * When the turn's Workflow must report again (epoch ms), as its last report
+     * said: a model call heartbeats it, a delivery in backoff pushes it past its
+     * next attempt. A turn silent past it was lost.
+     */
+    expectedBy: integer("expected_by").notNull().default(0),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("turns_by_progress").on(t.progressAt)],

@@ -4,6 +4,7 @@ import { rounds, subtasks } from "./schema.js";
 
 export type SubtaskRow = typeof subtasks.$inferSelect;
 export type SubtaskStatus = "pending" | "running" | "done" | "failed" | "canceled";
+const UNFINISHED: SubtaskStatus[] = ["pending", "running"];
 
 export type RoundDecision = { kind: "delegate"; count: number } | { kind: "answer"; text: string };
 
@@ -112,12 +113,26 @@ export class SubtaskStore {
     return this.db
       .select()
       .from(subtasks)
-      .where(and(eq(subtasks.taskId, taskId), inArray(subtasks.status, ["pending", "running"])))
+      .where(and(eq(subtasks.taskId, taskId), inArray(subtasks.status, UNFINISHED)))
       .all();
   }
 
-  mark(id: string, status: SubtaskStatus, outcome: { result?: unknown; error?: string } = {}): void {
-    this.db
+  get(id: string): SubtaskRow | undefined {
+    return this.db.select().from(subtasks).where(eq(subtasks.id, id)).get();
+  }
+
+  /** A running subtask's heartbeat. */
+  touch(id: string): void {
+    this.db.update(subtasks).set({ updatedAt: this.now() }).where(eq(subtasks.id, id)).run();
+  }
+
+  /**
+   * Moves a subtask on; a final one (done, failed, canceled) never changes
+   * again, so a second run's late failure cannot overwrite `done`. Returns
+   * whether it moved.
+   */
+  mark(id: string, status: SubtaskStatus, outcome: { result?: unknown; error?: string } = {}): boolean {
+    const moved = this.db
       .update(subtasks)
       .set({
         status,
@@ -125,7 +140,9 @@ export class SubtaskStore {
         error: outcome.error,
         updatedAt: this.now(),
       })
-      .where(eq(subtasks.id, id))
-      .run();
+      .where(and(eq(subtasks.id, id), inArray(subtasks.status, UNFINISHED)))
+      .returning({ id: subtasks.id })
+      .all();
+    return moved.length > 0;
   }
 }

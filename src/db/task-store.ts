@@ -1,7 +1,7 @@
-import { and, count, desc, eq, gte, lt, or, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, inArray, lt, notInArray, or, sum, type SQL } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { decodeCursor, encodeCursor } from "./list-cursor.js";
-import { pushConfigs, tasks } from "./schema.js";
+import { acceptedMessages, pushConfigs, rounds, subtasks, taskCounts, tasks, turns } from "./schema.js";
 
 export type TaskRow = typeof tasks.$inferSelect;
 
@@ -62,7 +62,12 @@ export class TaskStore {
     return this.db.select().from(tasks).where(eq(tasks.messageId, messageId)).get();
   }
 
-  /** Inserts a new task, and its first push config if it has one, in one transaction. */
+  /** Whether a task was ever accepted for this `messageId` (it may since have been deleted by retention). */
+  wasAccepted(messageId: string): boolean {
+    return this.db.select({ id: acceptedMessages.messageId }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).get() !== undefined;
+  }
+
+  /** Inserts a new task, its `messageId` record, and its first push config if it has one, in one transaction. */
   insert(task: NewTask, pushConfig?: { id: string; json: string }): void {
     const at = this.now();
     this.db.transaction((tx) => {
@@ -77,6 +82,7 @@ export class TaskStore {
           taskJson: task.json,
         })
         .run();
+      tx.insert(acceptedMessages).values({ messageId: task.messageId, taskId: task.id, acceptedAt: at }).onConflictDoNothing().run();
       if (pushConfig) tx.insert(pushConfigs).values({ taskId: task.id, id: pushConfig.id, configJson: pushConfig.json, createdAt: at }).run();
     });
   }
@@ -118,7 +124,69 @@ export class TaskStore {
     const more = rows.length > query.limit;
     const page = more ? rows.slice(0, query.limit) : rows;
     const last = page.at(-1);
-    const total = this.db.select({ n: count() }).from(tasks).where(where).get()?.n ?? 0;
-    return { kind: "page", rows: page, nextPageToken: more && last ? encodeCursor({ statusAt: last.statusAt, id: last.id }) : "", total };
+    return {
+      kind: "page",
+      rows: page,
+      nextPageToken: more && last ? encodeCursor({ statusAt: last.statusAt, id: last.id }) : "",
+      total: this.#total(query, where),
+    };
+  }
+
+  /** The filters' total: a sum over the trigger-kept counts, unless a time filter needs the index. */
+  #total(query: TaskPageQuery, where: SQL | undefined): number {
+    if (query.statusAfter !== undefined) return this.db.select({ n: count() }).from(tasks).where(where).get()?.n ?? 0;
+    const filters: SQL[] = [];
+    if (query.contextId) filters.push(eq(taskCounts.contextId, query.contextId));
+    if (query.state !== undefined) filters.push(eq(taskCounts.state, query.state));
+    const total = this.db
+      .select({ n: sum(taskCounts.n) })
+      .from(taskCounts)
+      .where(filters.length ? and(...filters) : undefined)
+      .get()?.n;
+    return Number(total ?? 0);
+  }
+
+  /**
+   * Retention: deletes up to `limit` final tasks whose status is older than
+   * `before`, with everything hanging off them, but never one whose turn is
+   * still open (a delivery pending). Their `messageId` records stay. Returns how many went.
+   */
+  deleteFinished(before: number, limit: number): { tasks: number; subtaskIds: string[] } {
+    const ids = this.db
+      .select({ id: tasks.id })
+      .from(tasks)
+      .where(and(inArray(tasks.state, [...this.#final]), lt(tasks.statusAt, before), notInArray(tasks.id, this.db.select({ id: turns.taskId }).from(turns))))
+      .orderBy(asc(tasks.statusAt))
+      .limit(limit)
+      .all()
+      .map((row) => row.id);
+    if (ids.length === 0) return { tasks: 0, subtaskIds: [] };
+    const subtaskIds = this.db
+      .select({ id: subtasks.id })
+      .from(subtasks)
+      .where(inArray(subtasks.taskId, ids))
+      .all()
+      .map((row) => row.id);
+    this.db.transaction((tx) => {
+      tx.delete(subtasks).where(inArray(subtasks.taskId, ids)).run();
+      tx.delete(rounds).where(inArray(rounds.taskId, ids)).run();
+      tx.delete(pushConfigs).where(inArray(pushConfigs.taskId, ids)).run();
+      tx.delete(tasks).where(inArray(tasks.id, ids)).run();
+    });
+    return { tasks: ids.length, subtaskIds };
+  }
+
+  /** Forgets up to `limit` `messageId` records older than `before` whose task is gone. Returns how many. */
+  forgetMessages(before: number, limit: number): number {
+    const ids = this.db
+      .select({ id: acceptedMessages.messageId })
+      .from(acceptedMessages)
+      .where(and(lt(acceptedMessages.acceptedAt, before), notInArray(acceptedMessages.taskId, this.db.select({ id: tasks.id }).from(tasks))))
+      .orderBy(asc(acceptedMessages.acceptedAt))
+      .limit(limit)
+      .all()
+      .map((row) => row.id);
+    if (ids.length) this.db.delete(acceptedMessages).where(inArray(acceptedMessages.messageId, ids)).run();
+    return ids.length;
   }
 }

@@ -11,12 +11,12 @@ export class TurnLedger {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Records a turn once; a second call for the same task keeps the first record. */
-  open(taskId: string, instanceId: string, params: unknown): TurnRow {
+  /** Records a turn once, expected to report within `expectWithinMs`; a second call for the same task keeps the first record. */
+  open(taskId: string, instanceId: string, params: unknown, expectWithinMs: number): TurnRow {
     const at = this.now();
     this.db
       .insert(turns)
-      .values({ taskId, instanceId, paramsJson: JSON.stringify(params), progressAt: at, createdAt: at })
+      .values({ taskId, instanceId, paramsJson: JSON.stringify(params), progressAt: at, expectedBy: at + expectWithinMs, createdAt: at })
       .onConflictDoNothing()
       .run();
     return this.get(taskId)!;
@@ -30,24 +30,33 @@ export class TurnLedger {
     return this.db.select().from(turns).orderBy(asc(turns.progressAt)).all();
   }
 
-  progress(taskId: string): void {
-    this.db.update(turns).set({ progressAt: this.now() }).where(eq(turns.taskId, taskId)).run();
-  }
-
-  recordOutcome(taskId: string, outcome: unknown): void {
+  /** The turn reported in, and will again within `expectWithinMs`. */
+  progress(taskId: string, expectWithinMs: number): void {
+    const at = this.now();
     this.db
       .update(turns)
-      .set({ outcomeJson: JSON.stringify(outcome), progressAt: this.now() })
+      .set({ progressAt: at, expectedBy: at + expectWithinMs })
       .where(eq(turns.taskId, taskId))
       .run();
   }
 
-  redriven(taskId: string, instanceId: string): void {
-    const row = this.get(taskId);
-    if (!row) return;
+  recordOutcome(taskId: string, outcome: unknown, expectWithinMs: number): void {
+    const at = this.now();
     this.db
       .update(turns)
-      .set({ instanceId, attempts: row.attempts + 1, progressAt: this.now() })
+      .set({ outcomeJson: JSON.stringify(outcome), progressAt: at, expectedBy: at + expectWithinMs })
+      .where(eq(turns.taskId, taskId))
+      .run();
+  }
+
+  /** The reconciler re-drove the turn (`instanceId` may be a new, announcing instance); counts as an attempt. */
+  redriven(taskId: string, instanceId: string, expectWithinMs: number): void {
+    const row = this.get(taskId);
+    if (!row) return;
+    const at = this.now();
+    this.db
+      .update(turns)
+      .set({ instanceId, attempts: row.attempts + 1, progressAt: at, expectedBy: at + expectWithinMs })
       .where(eq(turns.taskId, taskId))
       .run();
   }

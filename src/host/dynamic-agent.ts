@@ -11,7 +11,7 @@ import { runRound } from "./turn-loop.js";
 import type { AgentPlugin, PluginHost } from "../plugin/contract.js";
 import { createAgentRuntime, type AgentRuntime } from "../plugin/runtime.js";
 import { AgentNotStarted } from "./errors.js";
-import { TaskAgent, type AgentEnv, type LifecycleWords, type TurnContext } from "./task-agent.js";
+import { TaskAgent, type AgentEnv, type LifecycleLimits, type LifecycleWords, type TurnContext } from "./task-agent.js";
 
 /**
  * The Durable Object every agent extends. Four seams are the author's —
@@ -117,7 +117,12 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
   }
 
   protected override lifecycleWords(): LifecycleWords {
-    return { abandoned: this.policy.messages.abandoned, canceled: this.policy.messages.canceled };
+    const { abandoned, unfinished, canceled } = this.policy.messages;
+    return { abandoned, unfinished, canceled };
+  }
+
+  protected override lifecycleLimits(): LifecycleLimits {
+    return { maxInFlightTurns: this.config.limits.maxInFlightTurns, retention: this.config.retention };
   }
 
   /** The model call compaction summarizes with; the prompt is the SDK's. */
@@ -135,6 +140,8 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
   /** One round of the one turn loop; a round that delegated runs its subtasks, then reports progress. */
   protected override async runRound(turn: TurnContext, round: number): Promise<Exclude<TurnStep, { kind: "ended" }>> {
     const taskId = turn.task.id;
+    // No round past the budget: a turn still going there ends, failed, in the agent's words.
+    if (round > this.config.rounds.maxRounds) return { kind: "done", outcome: { state: "TASK_STATE_FAILED", text: this.policy.messages.unfinished } };
     const runtime = this.runtime;
     const result = await runRound({
       taskId,

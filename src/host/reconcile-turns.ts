@@ -2,8 +2,11 @@ import type { TurnParams } from "../boundary/index.js";
 import type { TurnLedger, TurnRow } from "../db/turn-ledger.js";
 import type { RecoveryPolicy } from "./recovery-policy.js";
 
-/** Statuses after which an instance will make no more progress by itself. */
-const DEAD = new Set(["errored", "terminated", "unknown"]);
+/** Statuses after which an instance makes no more progress by itself. */
+const DEAD = new Set(["errored", "terminated"]);
+
+/** What one pass did with one turn (for the logs, and for the specs). */
+export type ReconcileAction = "closed" | "alive" | "unreachable" | "restarted" | "started" | "abandoned" | "gave-up" | "failed-to-redrive";
 
 export interface ReconcileDeps {
   ledger: TurnLedger;
@@ -11,72 +14,96 @@ export interface ReconcileDeps {
   policy: RecoveryPolicy;
   /** Fails the task, in the agent's words for a turn nothing could finish. */
   abandon: (taskId: string) => void;
-  start: (instanceId: string, params: TurnParams) => Promise<void>;
-  /** Whether this very object is executing the turn's model work right now. */
+  /** Creates an instance; resolves false when the Workflows API refused or failed (an outage is not an attempt). */
+  start: (instanceId: string, params: TurnParams) => Promise<boolean>;
+  /** Whether this very object is running the turn's model work right now. */
   runningHere: (taskId: string) => boolean;
   now?: () => number;
 }
 
 /**
- * One pass over the unfinished turns: re-drives every turn whose Workflow
- * instance errored, was terminated, is unknown (never created, or lost with
- * a local engine that was killed), or stopped reporting; after the policy's
- * re-drives, fails the task and starts an instance that only announces it.
- * Returns how many turns are still unfinished.
+ * The Workflows binding says an instance does not exist only by its error's
+ * message: `instance.not_found` is the API's documented identifier, and the
+ * one error the reconciler treats as a definite answer. Anything else (the
+ * API being down, a timeout) tells nothing about the instance.
  */
-export async function reconcileTurns(deps: ReconcileDeps): Promise<number> {
-  const now = (deps.now ?? Date.now)();
-  for (const row of deps.ledger.all()) {
-    const status = await instanceStatus(deps.workflow, row.instanceId);
-    if (status === "complete") {
-      deps.ledger.close(row.taskId);
-      continue;
-    }
-    const silentFor = now - row.progressAt;
-    // Before the outcome is recorded, a "running" instance must be running
-    // the turn in this object: if it is not, and nothing reported for a
-    // while, the engine lost it (a local engine does not resume a killed
-    // instance). Later phases may legitimately sit in delivery backoff.
-    const lostMidRun = status === "running" && row.outcomeJson === null && !deps.runningHere(row.taskId) && silentFor > deps.policy.runGraceMs;
-    const stalled = lostMidRun || silentFor > deps.policy.stallAfterMs;
-    if (!DEAD.has(status) && !stalled) continue;
-    await redrive(deps, row, status);
+export const isInstanceNotFound = (error: unknown): boolean => error instanceof Error && /\binstance\.not_found\b/.test(error.message);
+
+type Status = { kind: "known"; status: string } | { kind: "missing" } | { kind: "unreachable" };
+
+async function instanceStatus(workflow: Workflow<TurnParams>, id: string): Promise<Status> {
+  try {
+    return { kind: "known", status: (await (await workflow.get(id)).status()).status };
+  } catch (error) {
+    return isInstanceNotFound(error) ? { kind: "missing" } : { kind: "unreachable" };
   }
-  return deps.ledger.size;
 }
 
-async function redrive(deps: ReconcileDeps, row: TurnRow, status: string): Promise<void> {
+/**
+ * One pass over the open turns. A turn is alive while its model work runs in
+ * this object and its instance lives, or while its instance reports within what its last report
+ * promised (`expectedBy`: a heartbeat during a model call, the next attempt of
+ * a delivery in backoff, the next step otherwise) plus the policy's grace.
+ * A turn is re-driven when its instance errored, was terminated, does not
+ * exist, or went silent past that; after the policy's re-drives its task is
+ * failed and an instance started that only announces it. A Workflows API
+ * that fails is no evidence and no attempt: the turn waits for the next pass.
+ * Returns what it did, per task.
+ */
+export async function reconcileTurns(deps: ReconcileDeps): Promise<Map<string, ReconcileAction>> {
+  const now = (deps.now ?? Date.now)();
+  const actions = new Map<string, ReconcileAction>();
+  for (const row of deps.ledger.all()) {
+    const found = await instanceStatus(deps.workflow, row.instanceId);
+    if (found.kind === "unreachable") {
+      actions.set(row.taskId, "unreachable");
+      continue;
+    }
+    if (found.kind === "known" && found.status === "complete") {
+      deps.ledger.close(row.taskId);
+      actions.set(row.taskId, "closed");
+      continue;
+    }
+    // Work running here is alive however long it takes; a dead or missing
+    // instance is re-driven all the same (its new run joins the one here).
+    const silent = now > row.expectedBy + deps.policy.lostAfterMs && !deps.runningHere(row.taskId);
+    if (found.kind === "known" && !DEAD.has(found.status) && !silent) {
+      actions.set(row.taskId, "alive");
+      continue;
+    }
+    actions.set(row.taskId, await redrive(deps, row, found));
+  }
+  return actions;
+}
+
+async function redrive(deps: ReconcileDeps, row: TurnRow, found: Status): Promise<ReconcileAction> {
   const params = JSON.parse(row.paramsJson) as TurnParams;
+  const expect = deps.policy.reportWithinMs;
   if (row.attempts > deps.policy.maxRedrives) {
     // Even the instance that only announces the failure could not finish.
-    console.error(`turn ${row.instanceId}: abandoned after ${row.attempts} attempts (last status ${status})`);
+    console.error(`turn ${row.instanceId}: abandoned after ${row.attempts} attempts`);
     deps.ledger.close(row.taskId);
-    return;
+    return "gave-up";
   }
   if (row.attempts === deps.policy.maxRedrives) {
     deps.abandon(row.taskId);
     // A fresh instance: the task is terminal now, so it goes straight to delivery.
     const announcer = `${row.instanceId.slice(0, 80)}-final`;
-    deps.ledger.redriven(row.taskId, announcer);
-    await deps.start(announcer, params);
-    return;
+    if (!(await deps.start(announcer, params))) return "failed-to-redrive";
+    deps.ledger.redriven(row.taskId, announcer, expect);
+    return "abandoned";
   }
-  deps.ledger.redriven(row.taskId, row.instanceId);
-  if (status === "unknown") {
-    await deps.start(row.instanceId, params);
-  } else {
-    try {
-      await (await deps.workflow.get(row.instanceId)).restart();
-    } catch (error) {
-      console.error(`turn ${row.instanceId}: restart failed`, error);
-    }
+  if (found.kind === "missing") {
+    if (!(await deps.start(row.instanceId, params))) return "failed-to-redrive";
+    deps.ledger.redriven(row.taskId, row.instanceId, expect);
+    return "started";
   }
-}
-
-async function instanceStatus(workflow: Workflow<TurnParams>, id: string): Promise<string> {
   try {
-    return (await (await workflow.get(id)).status()).status;
-  } catch {
-    return "unknown";
+    await (await deps.workflow.get(row.instanceId)).restart();
+  } catch (error) {
+    console.error(`turn ${row.instanceId}: restart failed, trying again next pass`, error);
+    return "failed-to-redrive";
   }
+  deps.ledger.redriven(row.taskId, row.instanceId, expect);
+  return "restarted";
 }

@@ -1,5 +1,5 @@
 import { Agent } from "agents";
-import { agentStartFailed, invalidParams, taskNotCancelable, taskNotFound, toRpcErrorValue, unsupportedOperation } from "../a2a/errors.js";
+import { agentStartFailed, invalidParams, quotaExceeded, taskNotCancelable, taskNotFound, toRpcErrorValue, unsupportedOperation } from "../a2a/errors.js";
 import { MAX_PUSH_CONFIGS_PER_TASK } from "../a2a/push-config.js";
 import { TERMINAL_STATE_NAMES } from "../a2a/wire.js";
 import type { ModelEnv } from "../agent/model-config.js";
@@ -28,7 +28,7 @@ import {
 import { AgentDB } from "../db/agent-db.js";
 import { ConfigError } from "../errors/index.js";
 import type { TaskRow } from "../db/task-store.js";
-import { reconcileTurns } from "./reconcile-turns.js";
+import { reconcileTurns, type ReconcileAction } from "./reconcile-turns.js";
 import { DEFAULT_RECOVERY_POLICY, type RecoveryPolicy } from "./recovery-policy.js";
 import { SelfOrigin } from "./self-origin.js";
 import { agentMessage, requestText, shapeTask, submittedTask, taskOf, terminalTask, toWrite, withState } from "./task-wire.js";
@@ -51,8 +51,21 @@ export interface TurnContext {
 /** The words the lifecycle itself says (from the agent's policy). */
 export interface LifecycleWords {
   abandoned: string;
+  unfinished: string;
   canceled: string;
 }
+
+/** The bounds the lifecycle keeps (from the agent's config). */
+export interface LifecycleLimits {
+  maxInFlightTurns: number;
+  retention: { finishedTaskDays: number; messageIdDays: number };
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Retention deletes at most this many rows per pass, then comes back at once for more. */
+const RETENTION_BATCH = 200;
+/** How often retention looks, once anything was accepted here. */
+const RETENTION_EVERY_S = 3600;
 
 /**
  * The Durable Object of one verified caller of one tenant: it owns that
@@ -67,8 +80,13 @@ export interface LifecycleWords {
 export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudflare.Env & AgentEnv> extends Agent<Env> implements CallerObject, TurnObject {
   protected readonly agentDb: AgentDB;
   readonly #selfOrigin = new SelfOrigin();
-  /** Turns whose model work is executing in this instance right now. */
-  readonly #running = new Set<string>();
+  /**
+   * The round each turn is running in this instance right now: the turn's
+   * lease. A second call for it (a retried step, a re-driven instance) joins
+   * the run instead of starting another; only the run that set it clears it.
+   */
+  readonly #running = new Map<string, { round: number; done: Promise<Verdict<TurnStep>> }>();
+  #retentionArmed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -104,8 +122,13 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
 
   protected abstract lifecycleWords(): LifecycleWords;
 
+  protected abstract lifecycleLimits(): LifecycleLimits;
+
   /** Called after a task was canceled here (the round loop stops its subagents). */
   protected onCanceled(_taskId: string): void {}
+
+  /** Called after retention deleted tasks, with their subtasks' ids (the round loop deletes what is left of their subagents). */
+  protected async onTasksDeleted(_subtaskIds: readonly string[]): Promise<void> {}
 
   protected turnWorkflow(): Workflow<TurnParams> {
     const workflow = this.env.TURN_WORKFLOW;
@@ -148,8 +171,26 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     // turn record are written together and no retry can interleave.
     const verdict = settle((): Begun => {
       const existing = this.agentDb.tasks.byMessageId(messageId);
-      if (existing) return { task: shapeTask(taskOf(existing), { historyLength: input.historyLength, includeArtifacts: true }) };
+      if (existing) {
+        // A retry: nothing new. A turn still open is named again, so the edge
+        // restarts an instance that never appeared (creating it is idempotent).
+        const open = this.agentDb.turns.get(existing.id);
+        const task = shapeTask(taskOf(existing), { historyLength: input.historyLength, includeArtifacts: true });
+        return open ? { task, turn: { instanceId: open.instanceId, params: JSON.parse(open.paramsJson) as TurnParams } } : { task };
+      }
+      if (this.agentDb.tasks.wasAccepted(messageId)) {
+        throw taskNotFound(`(of messageId ${JSON.stringify(messageId)}: it was accepted here, finished, and has since been deleted)`);
+      }
       if (input.message.taskId) this.#refuseContinuation(input.message.taskId);
+      const { maxInFlightTurns } = this.lifecycleLimits();
+      const inFlight = this.agentDb.turns.size;
+      if (inFlight >= maxInFlightTurns) {
+        throw quotaExceeded({
+          message: `This caller already has ${inFlight} turns in flight, the most it may have at once (${maxInFlightTurns}): send again once one has finished`,
+          retryAfterSeconds: 5,
+          metadata: { limit: "maxInFlightTurns", inFlight: String(inFlight) },
+        });
+      }
       const now = Date.now();
       const task = submittedTask(input.message, { id: crypto.randomUUID(), contextId: input.message.contextId || crypto.randomUUID() }, now);
       const pushConfig = input.pushConfig && withConfigIds(input.pushConfig, task.id);
@@ -158,10 +199,14 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         pushConfig && { id: pushConfig.id, json: JSON.stringify(pushConfig) },
       );
       const params: TurnParams = { tenant: input.tenant, agentId, taskId: task.id, messageId, origin: input.origin };
-      this.agentDb.turns.open(task.id, instanceId, params);
+      this.agentDb.turns.open(task.id, instanceId, params, this.recoveryPolicy().reportWithinMs);
       return { task: shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true }), turn: { instanceId, params } };
     });
+    // The task and its turn are written above with no await in between; the
+    // reply leaves only once these writes (the schedule's too) are stored. A
+    // crash before that loses the reply, and its retry arms what is missing.
     if (verdict.ok && verdict.value.turn) await this.#ensureReconciling();
+    if (verdict.ok) await this.#armRetention();
     return verdict;
   }
 
@@ -276,7 +321,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   async turnStarted(taskId: string, origin: string): Promise<Verdict<TurnStart>> {
     if (this.#startFailure) return this.#notStarted();
     this.#selfOrigin.learn(origin);
-    this.agentDb.turns.progress(taskId);
+    this.#reported(taskId);
     const row = this.agentDb.tasks.get(taskId);
     if (!row) return refused(taskNotFound(taskId));
     if (this.agentDb.tasks.isFinal(row.state)) return accepted({ proceed: false, state: row.state });
@@ -291,6 +336,12 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   async runTurn(taskId: string, origin: string, round = 1): Promise<Verdict<TurnStep>> {
     if (this.#startFailure) return this.#notStarted();
     this.#selfOrigin.learn(origin);
+    // The turn's lease: a run in progress here is joined, never duplicated.
+    const running = this.#running.get(taskId);
+    if (running) {
+      const joined = await running.done;
+      if (running.round === round) return joined;
+    }
     const row = this.agentDb.tasks.get(taskId);
     if (!row) return refused(taskNotFound(taskId));
     if (this.agentDb.tasks.isFinal(row.state)) return accepted({ kind: "ended", state: row.state });
@@ -298,22 +349,38 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     // answer, so a turn costs one model exchange however often it is re-driven.
     const recorded = this.agentDb.turns.get(taskId)?.outcomeJson;
     if (recorded) return accepted({ kind: "done", outcome: JSON.parse(recorded) as TurnOutcome });
-    this.agentDb.turns.progress(taskId);
-    this.#running.add(taskId);
+    const done = this.#runRound(taskId, taskOf(row), round);
+    this.#running.set(taskId, { round, done });
     try {
-      const task = taskOf(row);
+      return await done;
+    } finally {
+      if (this.#running.get(taskId)?.done === done) this.#running.delete(taskId);
+    }
+  }
+
+  /** One round, heartbeating the turn while it runs so the reconciler knows it is alive. */
+  async #runRound(taskId: string, task: TaskJson, round: number): Promise<Verdict<TurnStep>> {
+    const { reportWithinMs } = this.recoveryPolicy();
+    this.#reported(taskId);
+    const heartbeat = setInterval(() => this.#reported(taskId), Math.max(1_000, reportWithinMs / 3));
+    try {
       const step = await this.runRound({ task, text: requestText(task), origin: this.#selfOrigin.require() }, round);
-      if (step.kind === "done") this.agentDb.turns.recordOutcome(taskId, step.outcome);
-      else this.agentDb.turns.progress(taskId);
+      if (step.kind === "done") this.agentDb.turns.recordOutcome(taskId, step.outcome, reportWithinMs);
+      else this.#reported(taskId);
       return accepted(step);
     } finally {
-      this.#running.delete(taskId);
+      clearInterval(heartbeat);
     }
+  }
+
+  /** The turn's Workflow reported in: it is expected again within the policy's window (plus `moreMs`). */
+  #reported(taskId: string, moreMs = 0): void {
+    this.agentDb.turns.progress(taskId, this.recoveryPolicy().reportWithinMs + moreMs);
   }
 
   async finishTurn(taskId: string, outcome: TurnOutcome): Promise<Verdict<Finished>> {
     if (this.#startFailure) return this.#notStarted();
-    this.agentDb.turns.progress(taskId);
+    this.#reported(taskId);
     const row = this.agentDb.tasks.get(taskId);
     if (!row) return refused(taskNotFound(taskId));
     const now = Date.now();
@@ -323,16 +390,22 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     return refused(taskNotFound(taskId));
   }
 
+  async endUnfinished(taskId: string): Promise<Verdict<Finished>> {
+    if (this.#startFailure) return this.#notStarted();
+    return this.finishTurn(taskId, { state: "TASK_STATE_FAILED", text: this.lifecycleWords().unfinished });
+  }
+
   async deliveryOf(taskId: string): Promise<Verdict<Delivery>> {
     if (this.#startFailure) return this.#notStarted();
-    this.agentDb.turns.progress(taskId);
+    this.#reported(taskId);
     const row = this.agentDb.tasks.get(taskId);
     if (!row) return refused(taskNotFound(taskId));
     return accepted({ task: taskOf(row), configs: this.#configs(taskId) });
   }
 
-  async turnProgress(taskId: string): Promise<Verdict<null>> {
-    this.agentDb.turns.progress(taskId);
+  async turnProgress(taskId: string, nextAttemptWithinMs: number): Promise<Verdict<null>> {
+    // Delivery in backoff is progress: alive until its next attempt is due.
+    this.#reported(taskId, Math.max(0, nextAttemptWithinMs));
     return accepted(null);
   }
 
@@ -350,7 +423,9 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    * its timer some other way. A subclass that overrides this calls `super`.
    */
   override async onStart(): Promise<void> {
-    if (!this.#startFailure && this.agentDb.turns.size > 0) await this.#ensureReconciling();
+    if (this.#startFailure) return;
+    if (this.agentDb.turns.size > 0) await this.#ensureReconciling();
+    await this.#armRetention();
   }
 
   /**
@@ -358,9 +433,9 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    * open: re-drives what errored, vanished or stalled (see `reconcileTurns`).
    * Public only because the agents SDK's scheduler calls methods by name.
    */
-  async reconcileTurns(): Promise<void> {
-    if (this.#startFailure) return;
-    const open = await reconcileTurns({
+  async reconcileTurns(): Promise<Map<string, ReconcileAction>> {
+    if (this.#startFailure) return new Map();
+    const actions = await reconcileTurns({
       ledger: this.agentDb.turns,
       workflow: this.turnWorkflow(),
       policy: this.recoveryPolicy(),
@@ -368,7 +443,33 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       runningHere: (taskId) => this.#running.has(taskId),
       abandon: (taskId) => this.#abandon(taskId),
     });
-    if (open === 0) await this.#stopReconciling();
+    if (this.agentDb.turns.size === 0) await this.#stopReconciling();
+    return actions;
+  }
+
+  /**
+   * Retention, in bounded batches: finished, delivered tasks past the agent's
+   * `retention.finishedTaskDays` go with everything hanging off them; their
+   * `messageId`s are remembered `retention.messageIdDays`. A full batch comes
+   * back at once for the rest. Public only for the SDK's scheduler.
+   */
+  async sweepRetention(): Promise<{ tasks: number; messageIds: number }> {
+    if (this.#startFailure) return { tasks: 0, messageIds: 0 };
+    const { retention } = this.lifecycleLimits();
+    const now = Date.now();
+    const deleted = this.agentDb.tasks.deleteFinished(now - retention.finishedTaskDays * DAY_MS, RETENTION_BATCH);
+    await this.onTasksDeleted(deleted.subtaskIds);
+    const tasks = deleted.tasks;
+    const messageIds = this.agentDb.tasks.forgetMessages(now - retention.messageIdDays * DAY_MS, RETENTION_BATCH);
+    if (tasks === RETENTION_BATCH || messageIds === RETENTION_BATCH) await this.schedule(1, "sweepRetention");
+    return { tasks, messageIds };
+  }
+
+  /** Once per instance: the hourly retention pass is on the SDK's scheduler (idempotent). */
+  async #armRetention(): Promise<void> {
+    if (this.#retentionArmed) return;
+    this.#retentionArmed = true;
+    await this.scheduleEvery(RETENTION_EVERY_S, "sweepRetention");
   }
 
   #abandon(taskId: string): void {
@@ -389,17 +490,19 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     }
   }
 
-  /** Creates the instance; one that already exists counts as started. */
-  async #startWorkflow(id: string, params: TurnParams): Promise<void> {
+  /** Creates the instance; one that already exists counts as started. False when neither (the next pass retries). */
+  async #startWorkflow(id: string, params: TurnParams): Promise<boolean> {
     const workflow = this.turnWorkflow();
     try {
       await workflow.create({ id, params });
+      return true;
     } catch (error) {
       try {
         await workflow.get(id);
+        return true;
       } catch {
-        // Neither created nor there: the next pass retries it.
         console.error(`turn ${id}: could not start its Workflow`, error);
+        return false;
       }
     }
   }

@@ -11,6 +11,7 @@ export type SubagentClass<Env extends Cloudflare.Env> = DynamicAgentClass<Recipe
 
 /** How often a subtask whose subagent died (evicted, crashed) is tried again before it counts as failed. */
 const SUBAGENT_ATTEMPTS = 3;
+const SUBTASK_HEARTBEAT_MS = 20_000;
 
 /**
  * An agent whose turn can delegate: the same loop as every agent, plus the
@@ -49,6 +50,29 @@ export abstract class RoundAgentBase<Env extends Cloudflare.Env & AgentEnv = Clo
   async #runSubtask(taskId: string, row: SubtaskRow): Promise<void> {
     const store = this.agentDb.subtasks;
     store.mark(row.id, "running");
+    // The subtask heartbeats while its subagent works, so a stale "running" row tells a crash from a slow recipe.
+    const heartbeat = setInterval(() => store.touch(row.id), SUBTASK_HEARTBEAT_MS);
+    try {
+      await this.#runInSubagent(taskId, row);
+    } finally {
+      clearInterval(heartbeat);
+    }
+    // Finished: the facet and its storage go (its result lives in the row).
+    // A canceled one may still be hearing its cancel; it goes with its task.
+    const status = store.get(row.id)?.status;
+    if (status === "done" || status === "failed") await this.#deleteSubagent(row.id);
+  }
+
+  protected override async onTasksDeleted(subtaskIds: readonly string[]): Promise<void> {
+    for (const id of subtaskIds) if (this.dynamicAgents.has(this.subagentClass(), id)) await this.#deleteSubagent(id);
+  }
+
+  #deleteSubagent(id: string): Promise<void> {
+    return this.dynamicAgents.delete(this.subagentClass(), id).catch((error: unknown) => console.warn(`subagent ${id}: could not be deleted`, error));
+  }
+
+  async #runInSubagent(taskId: string, row: SubtaskRow): Promise<void> {
+    const store = this.agentDb.subtasks;
     let result: SubtaskRunResult | undefined;
     let lastError = "";
     for (let attempt = 1; attempt <= SUBAGENT_ATTEMPTS && !result; attempt++) {

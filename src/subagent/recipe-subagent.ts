@@ -1,5 +1,5 @@
 import { Agent } from "agents";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { resolveConfig, type AgentConfigInput } from "../agent/config.js";
 import { accepted, refused, type SubagentObject, type SubagentRefusal, type SubtaskRunResult, type SubtaskSpec, type Verdict } from "../boundary/index.js";
@@ -19,6 +19,8 @@ import { SUBAGENT_DDL, recipeChunks, recipeRun } from "./schema.js";
  */
 export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare.Env> extends Agent<Env> implements SubagentObject {
   readonly #db: DrizzleSqliteDODatabase;
+  /** The run in progress in this instance: its lease. A second call joins it. */
+  #running: { fingerprint: string; done: Promise<Verdict<SubtaskRunResult, SubagentRefusal>> } | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -37,6 +39,18 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
   }
 
   async runSubtask(spec: SubtaskSpec): Promise<Verdict<SubtaskRunResult, SubagentRefusal>> {
+    const running = this.#running;
+    if (running && running.fingerprint === spec.fingerprint) return running.done;
+    const done = this.#run(spec);
+    this.#running = { fingerprint: spec.fingerprint, done };
+    try {
+      return await done;
+    } finally {
+      if (this.#running?.done === done) this.#running = undefined;
+    }
+  }
+
+  async #run(spec: SubtaskSpec): Promise<Verdict<SubtaskRunResult, SubagentRefusal>> {
     const existing = this.#db.select().from(recipeRun).where(eq(recipeRun.id, 1)).get();
     if (existing && existing.fingerprint !== spec.fingerprint) {
       return refused({
@@ -89,21 +103,26 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
     if (done) return JSON.parse(done.resultJson) as T;
     if (this.#db.select().from(recipeRun).where(eq(recipeRun.id, 1)).get()?.cancelRequested) throw new SubtaskCanceled("the subtask was canceled");
     const result = await run();
+    // A replayed run may finish the same chunk again: the first result stands, and is what both get.
     this.#db
       .insert(recipeChunks)
       .values({ name, resultJson: JSON.stringify(result ?? null), finishedAt: Date.now() })
+      .onConflictDoNothing()
       .run();
-    return result;
+    const stored = this.#db.select().from(recipeChunks).where(eq(recipeChunks.name, name)).get();
+    return stored ? (JSON.parse(stored.resultJson) as T) : result;
   }
 
+  /** Records the run's end unless another run already did: a final status never changes, and the recorded one is returned. */
   #finish(status: "done" | "failed" | "canceled", result?: unknown, error?: string): SubtaskRunResult {
     this.#db
       .update(recipeRun)
       .set({ status, resultJson: result === undefined ? null : JSON.stringify(result), error: error ?? null })
-      .where(eq(recipeRun.id, 1))
+      .where(and(eq(recipeRun.id, 1), eq(recipeRun.status, "running")))
       .run();
-    if (status === "done") return { status, result };
-    if (status === "failed") return { status, error: error ?? "failed" };
-    return { status };
+    const row = this.#db.select().from(recipeRun).where(eq(recipeRun.id, 1)).get();
+    if (row?.status === "done") return { status: "done", result: JSON.parse(row.resultJson ?? "null") };
+    if (row?.status === "failed") return { status: "failed", error: row.error ?? "failed" };
+    return { status: "canceled" };
   }
 }

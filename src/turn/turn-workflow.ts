@@ -1,13 +1,16 @@
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type WorkflowStepConfig } from "cloudflare:workers";
 import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
 import { loadSigningKey } from "../a2a/signing-key.js";
+import { isTerminalName } from "../a2a/task-state.js";
 import type { AgentNamespace, TurnObject, TurnParams } from "../boundary/index.js";
 import { deliverPush } from "./push-delivery.js";
 
 /** The model call: a couple of retries for a crashed isolate; the fallback model is tried inside. */
 const RUN_STEP: WorkflowStepConfig = { retries: { limit: 2, delay: "5 seconds", backoff: "exponential" }, timeout: "10 minutes" };
-/** A webhook that is down gets about an hour of exponential backoff before the instance errors. */
-const DELIVER_STEP: WorkflowStepConfig = { retries: { limit: 10, delay: "2 seconds", backoff: "exponential" }, timeout: "30 seconds" };
+/** A webhook that is down gets exponential backoff (2 s, 4 s, … about 34 minutes in all) before the instance errors. */
+const DELIVER_STEP = { retries: { limit: 10, delay: 2_000, backoff: "exponential" }, timeout: "30 seconds" } satisfies WorkflowStepConfig;
+/** The wait before the retry that follows attempt `attempt` of DELIVER_STEP. */
+const deliveryBackoffMs = (attempt: number) => DELIVER_STEP.retries.delay * 2 ** Math.max(0, attempt - 1);
 /** A progress push is best effort: one attempt, and its failure is swallowed. */
 const PROGRESS_STEP: WorkflowStepConfig = { retries: { limit: 0, delay: "1 second" }, timeout: "30 seconds" };
 /** A guard against a turn that never ends; the agent's own round budget is far below it. */
@@ -54,13 +57,19 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
       }
       await step.do(`progress ${round}`, PROGRESS_STEP, () => this.#announceProgress(agent(), turn, result.text));
     }
+    // No turn is announced in between: one that ran out of rounds (or came
+    // back neither terminal nor interrupted) is failed first.
+    if (started.ok && started.value.proceed && !isTerminalName(state)) {
+      const verdict = await step.do("unfinished", QUICK_STEP, () => agent().endUnfinished(turn.taskId));
+      if (verdict.ok) state = verdict.value.state;
+    }
 
     const delivery = await step.do("targets", QUICK_STEP, async () => {
       const found = await agent().deliveryOf(turn.taskId);
       return found.ok ? found.value.configs.map((config) => String(config.id)) : [];
     });
     for (const configId of delivery) {
-      await step.do(`deliver ${configId}`, DELIVER_STEP, async () => {
+      await step.do(`deliver ${configId}`, DELIVER_STEP, async (ctx) => {
         const found = await agent().deliveryOf(turn.taskId);
         const config = found.ok ? found.value.configs.find((c) => c.id === configId) : undefined;
         // Deleted since: nobody is waiting at that URL any more.
@@ -74,7 +83,8 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
             allowlist: this.#gatekeeperOrigins(),
           });
         } catch (error) {
-          await agent().turnProgress(turn.taskId);
+          // In backoff is alive: the object waits for the next attempt before calling the turn lost.
+          await agent().turnProgress(turn.taskId, deliveryBackoffMs(ctx.attempt));
           throw error;
         }
       });

@@ -25,6 +25,7 @@ const markerPolicy: AgentPolicy = {
     failure: mark("failure"),
     emptyAnswer: mark("empty-answer"),
     abandoned: mark("abandoned"),
+    unfinished: mark("unfinished"),
     canceled: mark("canceled"),
     summaryHeading: mark("summary"),
   },
@@ -67,6 +68,10 @@ const echoTask = definePlugin({
 const MARKER_CONFIG: AgentConfigInput = { rounds: { maxRounds: 2 }, workspace: { maxFileBytes: 64 } };
 
 export class MarkerAgent extends DynamicAgent<Cloudflare.Env> {
+  /** Finished tasks go at the first sweep (their messageIds stay): retention, observable without a clock. */
+  protected override agentConfig(): AgentConfigInput {
+    return { retention: { finishedTaskDays: 0, messageIdDays: 30 } };
+  }
   protected override agentPlugins(): AgentPlugin[] {
     return [gate];
   }
