@@ -5,6 +5,7 @@ import { RoundAgentBase, type SubagentClass } from "@dynamicagents/core/round";
 import { RecipeSubagentBase } from "@dynamicagents/core/subagent";
 import type { Env } from "./env.js";
 import { clockPlugin } from "./plugins/clock.js";
+import { notesPlugin } from "./plugins/notes.js";
 import { durableWorkspacePlugin } from "./plugins/durable-workspace.js";
 import { researchPlugin } from "./plugins/research.js";
 import { webFetchPlugin } from "./plugins/web-fetch.js";
@@ -38,13 +39,14 @@ export class AssistantAgent extends DynamicAgent<Env> {
   }
 
   protected override agentPlugins(host: PluginHost<Env>): AgentPlugin[] {
-    return [clockPlugin(), webFetchPlugin({ allowlist: fetchAllowlist(host.env.FETCH_ALLOWLIST) })];
+    return [clockPlugin(), webFetchPlugin({ allowlist: fetchAllowlist(host.env.FETCH_ALLOWLIST) }), notesPlugin(host.storage)];
   }
 
   protected agentSoul(capabilities: string): string {
     return [
       "You are Assistant, a helpful agent reached over the A2A protocol by other agents and their people.",
       "Answer directly and concisely. Use a tool when it gives a better answer than your own knowledge.",
+      "When a request is ambiguous and the answer depends on what the user meant, ask them with ask_user rather than guessing.",
       capabilities,
     ].join("\n\n");
   }

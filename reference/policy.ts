@@ -12,6 +12,22 @@ export const assistantPolicy: AgentPolicy = {
     unfinished: "Sorry, this request ended before I could write an answer. Please send it again, or narrow it down.",
     canceled: "Canceled as requested.",
     summaryHeading: "Summary of the earlier conversation:",
+    summarize:
+      "Summarise the conversation below for your own later use: keep every fact, name, number, decision and open question the user or you stated, and the results of tools that were used. Write plain prose, at most 300 words.",
+    toolInterrupted:
+      "This tool call was interrupted before it finished, and it is not run again: it may or may not have taken effect. Check before you rely on it.",
+  },
+  hitl: {
+    askUserDescription:
+      "Ask the user a question when their request is ambiguous or you need a decision only they can make. Offer choices when there are a few clear options. The turn pauses until they answer.",
+    approvalPrompt: ({ toolName, input }) => `May I run ${toolName} with ${JSON.stringify(input)}?`,
+    approve: "Approve",
+    reject: "Reject",
+    requestText: ({ requestKind, prompt, options }) =>
+      requestKind === "question" || !options?.length ? prompt : `${prompt}\n${options.map((o) => `- ${o.label} (${o.id})`).join("\n")}`,
+    denied: "The user did not approve this tool call: it was not run. Carry on without it, and say so.",
+    expired: "Nobody answered in time: if this was an approval, the tool call was not run. Carry on without the answer, and say so.",
+    timedOut: "Nobody answered in time; carrying on without it.",
   },
 };
 
@@ -51,5 +67,6 @@ export const researchPolicy: AgentPolicy = {
     emptyAnswer: "I ran out of research rounds before I could write an answer. Please narrow the question and ask again.",
     canceled: "Research canceled as requested.",
   },
+  hitl: assistantPolicy.hitl,
   rounds: researchRounds,
 };

@@ -9,12 +9,13 @@ import {
   pushNotificationNotSupported,
   quotaExceeded,
 } from "@dynamicagents/core/a2a";
-import { settle, unwrap, type AgentNamespace } from "@dynamicagents/core/boundary";
+import { settle, unwrap, type AgentNamespace, type TurnObject } from "@dynamicagents/core/boundary";
 import { ConfigError, DynamicAgentsError } from "@dynamicagents/core/errors";
-import { createA2AWorker } from "@dynamicagents/core/worker";
+import { callerObjectName, createA2AWorker } from "@dynamicagents/core/worker";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { assistantManifest, deployment } from "../reference/manifests.js";
 import { markerTenants } from "./support/agents.js";
+import { GATEKEEPER } from "./support/constants.js";
 import { isolatedEdge, stubAgent } from "./support/isolated-edge.js";
 import { interceptOutbound } from "./support/outbound.js";
 import { call, post, sendParams, userMessage } from "./support/rpc.js";
@@ -63,9 +64,13 @@ describe("ErrorInfo on every A2A error (A2A 1.0 §9.5)", () => {
     using _ = interceptOutbound();
     const caller = newCaller();
     const task = (await call("SendMessage", sendParams("hi"), { mint: caller })).body.result.task;
-    await call("CancelTask", { id: task.id }, { mint: caller });
-    const again = await call("CancelTask", { id: task.id }, { mint: caller });
-    expect(again.body.error).toEqual({ code: -32002, message: expect.any(String), data: a2aInfo("TASK_NOT_CANCELABLE", { taskState: "TASK_STATE_CANCELED" }) });
+    // The turns here are held: the spec finishes this one as its Workflow would.
+    const object: TurnObject = env.ASSISTANT.get(
+      env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key: caller.identity.key })),
+    );
+    await object.finishTurn(task.id, { state: "TASK_STATE_COMPLETED", text: "done" });
+    const late = await call("CancelTask", { id: task.id }, { mint: caller });
+    expect(late.body.error).toEqual({ code: -32002, message: expect.any(String), data: a2aInfo("TASK_NOT_CANCELABLE", { taskState: "TASK_STATE_COMPLETED" }) });
   });
 
   it("-32004 UnsupportedOperation, from the edge and across the DO boundary", async () => {

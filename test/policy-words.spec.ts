@@ -148,7 +148,10 @@ describe("every sentence comes from the agent", () => {
     await terminalPush(task.id);
     const description = described[0] ?? "";
     expect(description.startsWith(mark("delegate"))).toBe(true);
-    expect(JSON.parse(description.slice(mark("delegate").length))).toEqual([expect.objectContaining({ type: "echo_task", description: mark("echo-task") })]);
+    expect(JSON.parse(description.slice(mark("delegate").length))).toEqual([
+      expect.objectContaining({ type: "echo_task", description: mark("echo-task") }),
+      expect.objectContaining({ type: "ask_task", description: mark("ask-task") }),
+    ]);
   });
 });
 

@@ -173,7 +173,7 @@ describe("a push URL's query and token stay out of logs and step errors", () => 
     harness.outbound.pushReplies.set(secretUrl, () => new Response(null, { status: answered++ === 0 ? 500 : 200 }));
     await sendWithPush("research", secretUrl, newCaller("researcher"));
     await (await onlyInstance()).waitForStatus("complete");
-    const warning = logged.find((line) => line.includes("progress push"));
+    const warning = logged.find((line) => line.includes("status push"));
     expect(warning).toContain(`push to ${PUSH_URL} answered HTTP 500`);
     assertNothingSecretLogged();
   });

@@ -122,27 +122,29 @@ describe("plugin-owned tables", () => {
     const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
     const seen: number[] = [];
     const store = (version: number): PluginStore => ({
-      plugin: "notes",
+      plugin: "spec-store",
       version,
       ensureTables(sql, from) {
         seen.push(from);
-        sql.exec("CREATE TABLE IF NOT EXISTS notes_items (id TEXT PRIMARY KEY)");
-        if (from < 2 && version >= 2) sql.exec("ALTER TABLE notes_items ADD COLUMN body TEXT");
+        sql.exec("CREATE TABLE IF NOT EXISTS spec_items (id TEXT PRIMARY KEY)");
+        if (from < 2 && version >= 2) sql.exec("ALTER TABLE spec_items ADD COLUMN body TEXT");
       },
     });
     await runInDurableObject(stub, (_i, state) => {
       const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
       ensurePluginStores(db.db, state.storage.sql, [store(1)]);
       ensurePluginStores(db.db, state.storage.sql, [store(1)]);
-      state.storage.sql.exec("INSERT INTO notes_items (id) VALUES ('n1')");
+      state.storage.sql.exec("INSERT INTO spec_items (id) VALUES ('n1')");
     });
     await evictDurableObject(stub);
     await runInDurableObject(stub, (_i, state) => {
       const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
       ensurePluginStores(db.db, state.storage.sql, [store(2)]);
-      state.storage.sql.exec("UPDATE notes_items SET body = 'kept' WHERE id = 'n1'");
-      expect(state.storage.sql.exec("SELECT body FROM notes_items").toArray()).toEqual([{ body: "kept" }]);
-      expect(state.storage.sql.exec("SELECT plugin, version FROM plugin_migrations").toArray()).toEqual([{ plugin: "notes", version: 2 }]);
+      state.storage.sql.exec("UPDATE spec_items SET body = 'kept' WHERE id = 'n1'");
+      expect(state.storage.sql.exec("SELECT body FROM spec_items").toArray()).toEqual([{ body: "kept" }]);
+      expect(state.storage.sql.exec("SELECT plugin, version FROM plugin_migrations WHERE plugin = 'spec-store'").toArray()).toEqual([
+        { plugin: "spec-store", version: 2 },
+      ]);
       expect(() => ensurePluginStores(db.db, state.storage.sql, [store(1)])).toThrow(/downgrade/);
     });
     expect(seen).toEqual([0, 1, 1]);

@@ -40,6 +40,11 @@ export const MAX_TEXT_BYTES = 262_144;
 /** Wire names of the states after which a task never changes again (A2A §4.1.3). */
 export const TERMINAL_STATE_NAMES: readonly string[] = ["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"];
 
+/** The `data` part types of human in the loop (docs/protocol.md "Human in the loop"). */
+export const HITL_REQUEST_TYPE = "https://dynamicagents.dev/hitl/request";
+export const HITL_RESPONSE_TYPE = "https://dynamicagents.dev/hitl/response";
+export const HITL_TIMEOUT_TYPE = "https://dynamicagents.dev/hitl/timeout";
+
 /** The domain of the platform's own ErrorInfo reasons (docs/protocol.md "The edge, in order"). */
 export const PLATFORM_ERROR_DOMAIN = "dynamicagents.dev";
 

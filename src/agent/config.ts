@@ -26,10 +26,35 @@ const configSchema = z.strictObject({
     .prefault({}),
   history: z
     .strictObject({
-      /** Compaction folds older messages into a summary once history passes this estimate. */
+      /**
+       * What a conversation is: one per A2A context (the default, as A2A
+       * means contexts), or one per caller across all its contexts.
+       */
+      conversation: z.enum(["context", "caller"]).default("context"),
+      /** Compaction folds older turns into a summary once the unfolded ones pass this estimate. */
       compactAfterTokens: z.number().int().min(512).default(24_000),
-      /** The recent tail kept verbatim by a compaction. */
+      /** The newest turns a compaction keeps verbatim, in tokens. */
       keepRecentTokens: z.number().int().min(128).default(6_000),
+      /** The most committed messages a turn's model request carries (after the summary). */
+      windowMessages: z.number().int().min(2).max(2_000).default(400),
+    })
+    .prefault({}),
+  hitl: z
+    .strictObject({
+      /**
+       * A question or approval left unanswered this long expires: an approval
+       * is then denied, a question answered "no answer", and the turn goes on.
+       * A day: people answer within hours, and a turn stays bounded.
+       */
+      expiresAfterMinutes: z
+        .number()
+        .min(1)
+        .max(60 * 24 * 30)
+        .default(24 * 60),
+      /** Whether the model may ask the user (the `ask_user` control tool). */
+      askUser: z.boolean().default(true),
+      /** Tools that need no approval here even though their plugin asks for it. */
+      approvalExempt: z.array(z.string().min(1)).default([]),
     })
     .prefault({}),
   rounds: z

@@ -1,4 +1,4 @@
-import { generateText, type ModelMessage, type StopCondition, type ToolSet } from "ai";
+import { generateText, type ModelMessage, type StepResult, type StopCondition, type ToolSet } from "ai";
 import type { ModelConfig, ModelEnv } from "./model-config.js";
 import { withRetries, type ExchangeCounter } from "./model-retry.js";
 import { chooseModels, type ModelChoice } from "./providers.js";
@@ -8,17 +8,32 @@ export interface GenerateRequest {
   config: ModelConfig;
   instructions?: string;
   messages: ModelMessage[];
-  tools?: ToolSet;
+  /** The tools, or a factory of them, called once per model tried (fresh per attempt, as a journal keyed by call order needs). */
+  tools?: ToolSet | (() => ToolSet);
   /** Default: one step. */
   stopWhen?: StopCondition<ToolSet> | Array<StopCondition<ToolSet>>;
   /** Overrides the environment's choice (tests hand in a scripted model here). */
   models?: ModelChoice[];
+  /** The turn's: aborting it (a cancel) stops the model call and the tools, and tries no other model. */
+  signal?: AbortSignal;
 }
 
 export type GenerateResult =
-  | { ok: true; text: string; model: string; fellBack: boolean; steps: number; totalTokens: number; exchanges: number }
-  /** Every model failed; `errors` says how, one line per model, for the operator's logs. */
-  | { ok: false; errors: string[]; exchanges: number };
+  | {
+      ok: true;
+      text: string;
+      model: string;
+      fellBack: boolean;
+      steps: number;
+      totalTokens: number;
+      exchanges: number;
+      /** Every message the exchange added (the model's, and the tool results), in the model's form. */
+      responseMessages: ModelMessage[];
+      /** The last step, to see what it left pending (an approval, a question to the user). */
+      lastStep: StepResult<ToolSet> | undefined;
+    }
+  /** Every model failed, or the turn's signal aborted it; `errors` says how, one line per model, for the operator's logs. */
+  | { ok: false; errors: string[]; exchanges: number; aborted: boolean };
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_RETRIES = 2;
@@ -44,12 +59,12 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
         model: withRetries(choice.model, retry, counter),
         instructions: request.instructions,
         messages: request.messages,
-        tools: request.tools,
+        tools: typeof request.tools === "function" ? request.tools() : request.tools,
         stopWhen: request.stopWhen,
         // The fallback and the durable step are the retry policy; the SDK's own
         // retries would only delay the fallback.
         maxRetries: 0,
-        abortSignal: controller.signal,
+        abortSignal: request.signal ? AbortSignal.any([controller.signal, request.signal]) : controller.signal,
       });
       return {
         ok: true,
@@ -59,14 +74,18 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
         steps: result.steps.length,
         totalTokens: result.totalUsage.totalTokens ?? 0,
         exchanges: counter.exchanges,
+        responseMessages: result.responseMessages,
+        lastStep: result.steps.at(-1),
       };
     } catch (error) {
       errors.push(`${choice.label}: ${describe(error)}`);
+      // Canceled: no other model is asked.
+      if (request.signal?.aborted) return { ok: false, errors, exchanges: counter.exchanges, aborted: true };
     } finally {
       clearTimeout(timer);
     }
   }
-  return { ok: false, errors, exchanges: counter.exchanges };
+  return { ok: false, errors, exchanges: counter.exchanges, aborted: false };
 }
 
 function describe(error: unknown): string {

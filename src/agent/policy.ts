@@ -19,9 +19,39 @@ export interface AgentPolicy {
     canceled: string;
     /** Introduces a compaction's summary of the earlier conversation, where the model reads it. */
     summaryHeading: string;
+    /** The instructions of the model call that writes that summary. */
+    summarize: string;
+    /** Told to the model for a tool call that started and never finished (it is never run again). */
+    toolInterrupted: string;
   };
+  /** The human-in-the-loop words: the `ask_user` tool, approvals, answers and expiry. */
+  hitl: HitlWords;
   /** The round loop's words; required when the agent can delegate (its plugins declare subtask types). */
   rounds?: RoundWords;
+}
+
+/** An option a human can pick. */
+export interface HitlOption {
+  id: string;
+  label: string;
+}
+
+export interface HitlWords {
+  /** The `ask_user` control tool's description. */
+  askUserDescription: string;
+  /** The prompt of an approval request for a tool call. */
+  approvalPrompt: (call: { toolName: string; input: unknown }) => string;
+  /** The labels of the approval options `approve` and `reject`. */
+  approve: string;
+  reject: string;
+  /** The text part beside a request's data part, saying the same for a reader that shows text only. */
+  requestText: (request: { requestKind: "approval" | "choice" | "question"; prompt: string; options?: HitlOption[] }) => string;
+  /** Told to the model when an approval is rejected. */
+  denied: string;
+  /** Told to the model when a request expired unanswered (an approval is then denied). */
+  expired: string;
+  /** The text of the status update announcing that a request expired. */
+  timedOut: string;
 }
 
 export interface RoundProgress {
@@ -81,8 +111,11 @@ export function validatePolicy(policy: AgentPolicy | undefined, options: { deleg
   const fn = (value: unknown, name: string) => {
     if (typeof value !== "function") missing.push(name);
   };
-  for (const name of ["failure", "emptyAnswer", "abandoned", "unfinished", "canceled", "summaryHeading"] as const)
+  for (const name of ["failure", "emptyAnswer", "abandoned", "unfinished", "canceled", "summaryHeading", "summarize", "toolInterrupted"] as const)
     text(policy?.messages?.[name], `messages.${name}`);
+  const hitl = policy?.hitl;
+  for (const name of ["askUserDescription", "approve", "reject", "denied", "expired", "timedOut"] as const) text(hitl?.[name], `hitl.${name}`);
+  for (const name of ["approvalPrompt", "requestText"] as const) fn(hitl?.[name], `hitl.${name}`);
   if (options.delegates) {
     const rounds = policy?.rounds;
     text(rounds?.contract, "rounds.contract");

@@ -13,6 +13,8 @@ export interface BeginTask {
   pushConfig?: PushConfigJson;
   /** How much history the reply's task shows. */
   historyLength?: number;
+  /** Who is calling, as the verified token says: the one who answers a human-in-the-loop request. */
+  caller?: { key: string; name?: string };
 }
 
 /** An accepted turn, for the edge to start after its reply (`createA2AWorker`'s `startTurn`). */

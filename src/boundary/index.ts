@@ -2,11 +2,12 @@
 // the caller's Durable Object and its subagents: one place, typed end to end.
 export type { AgentNamespace, AgentObject } from "./agent-object.js";
 export type { BeginTask, Begun, CallerObject, TaskListPage, TaskListQuery, TaskQuery, TurnToStart } from "./caller-object.js";
-export type { SubagentObject, SubagentRefusal, SubtaskRunResult, SubtaskSpec, WorkspaceCaps } from "./subagent.js";
+export type { HumanAnswer, SubagentObject, SubagentRefusal, SubtaskQuestion, SubtaskRunResult, SubtaskSpec, WorkspaceCaps } from "./subagent.js";
 export {
   turnInstanceId,
   type Delivery,
   type Finished,
+  type StatusUpdateJson,
   type TurnObject,
   type TurnOutcome,
   type TurnParams,

@@ -19,7 +19,25 @@ export interface SubtaskSpec {
   workspace: WorkspaceCaps;
 }
 
-export type SubtaskRunResult = { status: "done"; result: unknown } | { status: "failed"; error: string } | { status: "canceled" };
+/** A question a subtask's recipe asks the human behind the parent's task (`RecipeContext.ask`). */
+export interface SubtaskQuestion {
+  /** The recipe's own name for the question: its answer is recorded under it. */
+  name: string;
+  question: string;
+  choices?: Array<{ id: string; label: string }>;
+  /** With choices: whether the human may answer in their own words instead. */
+  allowFreeform?: boolean;
+}
+
+/** What the human answered, as the recipe receives it; an unanswered question expired (or the task ended). */
+export type HumanAnswer = { answered: true; optionId?: string; label?: string; text?: string } | { answered: false; reason: "expired" | "canceled" };
+
+export type SubtaskRunResult =
+  | { status: "done"; result: unknown }
+  | { status: "failed"; error: string }
+  | { status: "canceled" }
+  /** The recipe asked a question and waits: the parent parks its task on it, and runs the subtask again with the answer. */
+  | { status: "input-required"; question: SubtaskQuestion };
 
 /** A subagent that ran a different subtask (type, params or recipe version changed) refuses to resume it. */
 export interface SubagentRefusal {
@@ -31,6 +49,8 @@ export interface SubagentRefusal {
 export interface SubagentObject {
   /** Runs, resumes after its last finished chunk, or answers from its record. */
   runSubtask(spec: SubtaskSpec): Promise<Verdict<SubtaskRunResult, SubagentRefusal>>;
+  /** Records the answer to the recipe's question `name`; the next run's `ask` returns it. Idempotent: the first answer stands. */
+  answer(name: string, answer: HumanAnswer): Promise<Verdict<null, never>>;
   /** Asks the running recipe to stop at its next chunk. */
   cancel(): Promise<Verdict<null, never>>;
 }

@@ -25,7 +25,14 @@ export type TurnStep =
   /** Another round follows; `text` is the progress a gatekeeper can show. */
   | { kind: "continue"; text: string }
   /** The task is terminal already (canceled meanwhile): nothing more to run. */
-  | { kind: "ended"; state: string };
+  | { kind: "ended"; state: string }
+  /**
+   * The round waits for a human (the task is INPUT_REQUIRED): the Workflow
+   * announces it, waits for the event `eventType` (sent by the object when the
+   * request is answered, expires or the task is canceled), then runs the same
+   * round again. `expiresAt` (epoch ms) bounds the wait.
+   */
+  | { kind: "interrupted"; requestId: string; eventType: string; expiresAt: number };
 
 export interface TurnStart {
   /** False when the task is terminal already; `state` says which. */
@@ -38,6 +45,13 @@ export interface Finished {
   saved: boolean;
   /** The state the task ended in. */
   state: string;
+}
+
+/** A `statusUpdate` StreamResponse's payload, as pushed. */
+export interface StatusUpdateJson {
+  taskId: string;
+  contextId: string;
+  status: TaskJson["status"];
 }
 
 export interface Delivery {
@@ -63,6 +77,8 @@ export interface TurnObject {
   turnProgress(taskId: string, nextAttemptWithinMs: number): Promise<Verdict<null>>;
   /** The turn ended neither terminal nor interrupted: fail it, in the agent's words, before it is announced. */
   endUnfinished(taskId: string): Promise<Verdict<Finished>>;
+  /** A wait for a human ended (answered, expired, or neither yet): whether the task's status now has news to announce. */
+  turnResumed(taskId: string, requestId: string): Promise<Verdict<{ announce: boolean }>>;
   turnDelivered(taskId: string): Promise<Verdict<null>>;
 }
 

@@ -145,7 +145,7 @@ export const subtasks = sqliteTable(
     paramsJson: text("params_json").notNull(),
     /** Of (type, params, recipe version): a finished result is valid for exactly this. */
     fingerprint: text("fingerprint").notNull(),
-    /** pending | running | done | failed | canceled */
+    /** pending | running | waiting | done | failed | canceled */
     status: text("status").notNull(),
     resultJson: text("result_json"),
     error: text("error"),
@@ -153,4 +153,89 @@ export const subtasks = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [index("subtasks_by_task").on(t.taskId, t.round)],
+);
+
+/**
+ * The conversations of this caller: one per A2A context (or one for the
+ * caller, when the agent opts in). Each entry is one model message (the
+ * user's, the model's, a tool result) of one task's turn; a turn's entries
+ * are `committed` once the turn ends, so a concurrent turn never reads
+ * another's in-flight messages. A compaction summary is an entry too.
+ */
+export const conversationEntries = sqliteTable(
+  "conversation_entries",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    conversationId: text("conversation_id").notNull(),
+    taskId: text("task_id").notNull(),
+    /** Idempotency of an append: a re-run step writes the same keys. */
+    entryKey: text("entry_key").notNull().unique(),
+    /** `message` or `summary`. */
+    kind: text("kind").notNull(),
+    /** The message in its model form (the `ai` SDK's ModelMessage). */
+    messageJson: text("message_json").notNull(),
+    /** A rough token count (bytes / 4), for the window and compaction. */
+    tokens: integer("tokens").notNull(),
+    committed: integer("committed").notNull().default(0),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("conversation_entries_window").on(t.conversationId, t.committed, t.id), index("conversation_entries_by_task").on(t.taskId)],
+);
+
+/** Per conversation: where its summary is, and who is compacting it (a lease, so at most one at a time). */
+export const conversationState = sqliteTable("conversation_state", {
+  conversationId: text("conversation_id").primaryKey(),
+  /** The latest summary entry; the window reads only what came after what it folded. */
+  summaryEntryId: integer("summary_entry_id"),
+  /** The last entry the summary folded. */
+  foldedThrough: integer("folded_through").notNull().default(0),
+  /** Epoch ms until which a compaction holds the lease. */
+  compactingUntil: integer("compacting_until").notNull().default(0),
+});
+
+/**
+ * The tool-call journal: every tool call of a turn and its (redacted) result,
+ * recorded before the model continues. A re-run of the same call (a retried
+ * step, the fallback model) gets the recorded result; one that started and
+ * never finished is reported as interrupted, never run again.
+ */
+export const toolCalls = sqliteTable(
+  "tool_calls",
+  {
+    taskId: text("task_id").notNull(),
+    /** Of (round, resume point, tool, canonical input, occurrence). */
+    callKey: text("call_key").notNull(),
+    toolName: text("tool_name").notNull(),
+    /** `started` | `finished` */
+    status: text("status").notNull(),
+    outputJson: text("output_json"),
+    startedAt: integer("started_at").notNull(),
+    finishedAt: integer("finished_at"),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.callKey] })],
+);
+
+/**
+ * A question to the human behind the caller (human in the loop): the object
+ * owns it, its first answer wins, and its expiry is the object's own alarm.
+ */
+export const hitlRequests = sqliteTable(
+  "hitl_requests",
+  {
+    requestId: text("request_id").primaryKey(),
+    taskId: text("task_id").notNull(),
+    round: integer("round").notNull(),
+    /** The wire request (kind, prompt, options, expiry) as announced. */
+    requestJson: text("request_json").notNull(),
+    /** What the answer resolves: the model's tool call or approval request, or a subagent's question. */
+    targetJson: text("target_json").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    /** `open` | `answered` | `expired` | `canceled` */
+    status: text("status").notNull(),
+    answerJson: text("answer_json"),
+    /** When the turn's Workflow took the settlement in (`turnResumed`); until then the object keeps waking it. */
+    resumedAt: integer("resumed_at"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("hitl_requests_by_task").on(t.taskId, t.status)],
 );

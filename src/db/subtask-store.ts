@@ -3,8 +3,9 @@ import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { rounds, subtasks } from "./schema.js";
 
 export type SubtaskRow = typeof subtasks.$inferSelect;
-export type SubtaskStatus = "pending" | "running" | "done" | "failed" | "canceled";
-const UNFINISHED: SubtaskStatus[] = ["pending", "running"];
+/** `waiting`: its recipe asked the human a question and runs on once it is answered. */
+export type SubtaskStatus = "pending" | "running" | "waiting" | "done" | "failed" | "canceled";
+const UNFINISHED: SubtaskStatus[] = ["pending", "running", "waiting"];
 
 export type RoundDecision = { kind: "delegate"; count: number } | { kind: "answer"; text: string };
 

@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, gte, inArray, lt, notInArray, or, sum, type SQL } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { decodeCursor, encodeCursor } from "./list-cursor.js";
-import { acceptedMessages, pushConfigs, rounds, subtasks, taskCounts, tasks, turns } from "./schema.js";
+import { acceptedMessages, hitlRequests, pushConfigs, rounds, subtasks, taskCounts, tasks, toolCalls, turns } from "./schema.js";
 
 export type TaskRow = typeof tasks.$inferSelect;
 
@@ -58,8 +58,15 @@ export class TaskStore {
     return this.db.select().from(tasks).where(eq(tasks.id, id)).get();
   }
 
+  /** The task a `messageId` created or was taken into (a follow-up message on it). */
   byMessageId(messageId: string): TaskRow | undefined {
-    return this.db.select().from(tasks).where(eq(tasks.messageId, messageId)).get();
+    const accepted = this.db.select({ taskId: acceptedMessages.taskId }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).get();
+    return accepted ? this.get(accepted.taskId) : undefined;
+  }
+
+  /** A follow-up message taken into a task: a retry of it finds the task. */
+  recordMessage(messageId: string, taskId: string): void {
+    this.db.insert(acceptedMessages).values({ messageId, taskId, acceptedAt: this.now() }).onConflictDoNothing().run();
   }
 
   /** Whether a task was ever accepted for this `messageId` (it may since have been deleted by retention). */
@@ -170,6 +177,8 @@ export class TaskStore {
     this.db.transaction((tx) => {
       tx.delete(subtasks).where(inArray(subtasks.taskId, ids)).run();
       tx.delete(rounds).where(inArray(rounds.taskId, ids)).run();
+      tx.delete(toolCalls).where(inArray(toolCalls.taskId, ids)).run();
+      tx.delete(hitlRequests).where(inArray(hitlRequests.taskId, ids)).run();
       tx.delete(pushConfigs).where(inArray(pushConfigs.taskId, ids)).run();
       tx.delete(tasks).where(inArray(tasks.id, ids)).run();
     });

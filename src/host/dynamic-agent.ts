@@ -1,17 +1,30 @@
-import { Sessions } from "agents/sessions";
 import { resolveConfig, type AgentConfig, type AgentConfigInput } from "../agent/config.js";
 import { generateWithFallback } from "../agent/generate.js";
 import { validatePolicy, type AgentPolicy } from "../agent/policy.js";
 import type { ModelChoice } from "../agent/providers.js";
-import { bindSession, type SessionLike } from "../agent/session.js";
-import type { TurnStep } from "../boundary/index.js";
+import type { HumanAnswer, SubtaskQuestion, TaskJson } from "../boundary/index.js";
 import { ConfigError } from "../errors/index.js";
 import { ensurePluginStores } from "../db/plugin-stores.js";
-import { runRound } from "./turn-loop.js";
+import { humanAnswer, subtaskRequest } from "./hitl.js";
+import { runRound, settlementOf, targetOf } from "./turn-loop.js";
 import type { AgentPlugin, PluginHost } from "../plugin/contract.js";
 import { createAgentRuntime, type AgentRuntime } from "../plugin/runtime.js";
 import { AgentNotStarted } from "./errors.js";
-import { TaskAgent, type AgentEnv, type LifecycleLimits, type LifecycleWords, type TurnContext } from "./task-agent.js";
+import { compactConversation } from "./conversation.js";
+import { TaskAgent, type AgentEnv, type LifecycleLimits, type LifecycleWords, type RoundStep, type TurnContext } from "./task-agent.js";
+
+/** A subtask's question waiting for the human. */
+export interface SubtaskAsk {
+  subtaskId: string;
+  question: SubtaskQuestion;
+}
+
+/** The human's answer to a subtask's question, for its subagent. */
+export interface SubtaskAnswer {
+  subtaskId: string;
+  name: string;
+  answer: HumanAnswer;
+}
 
 /**
  * The Durable Object every agent extends. Four seams are the author's —
@@ -27,16 +40,9 @@ import { TaskAgent, type AgentEnv, type LifecycleLimits, type LifecycleWords, ty
  * subagents that run delegated subtasks.
  */
 export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloudflare.Env & AgentEnv> extends TaskAgent<Env> {
-  protected readonly sessions = new Sessions();
   #config: AgentConfig | undefined;
   #policy: AgentPolicy | undefined;
   #runtime: AgentRuntime | undefined;
-  #session: SessionLike | undefined;
-
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
-    this.lifecycle.use(this.sessions);
-  }
 
   // ── the author's seams ───────────────────────────────────────────────────
 
@@ -66,8 +72,15 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     return false;
   }
 
-  /** Runs the pending subtasks of a round that delegated; only an agent that {@link runsSubtasks} is ever asked. */
-  protected async runRoundSubtasks(_taskId: string, _round: number): Promise<void> {}
+  /**
+   * Runs the unfinished subtasks of a round that delegated, first handing
+   * waiting ones the answers to their questions; resolves to a question a
+   * subtask still waits on, if any (the task parks on it). Only an agent
+   * that {@link runsSubtasks} is ever asked.
+   */
+  protected async runRoundSubtasks(_taskId: string, _round: number, _signal: AbortSignal, _answers: readonly SubtaskAnswer[]): Promise<SubtaskAsk | undefined> {
+    return undefined;
+  }
 
   // ── what core builds from them ───────────────────────────────────────────
 
@@ -86,14 +99,9 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     return this.#runtime;
   }
 
-  protected get session(): SessionLike {
-    if (!this.#session) throw new AgentNotStarted("the agent has not started yet");
-    return this.#session;
-  }
-
   protected override async prepareAgent(): Promise<void> {
     const config = resolveConfig(this.agentConfig());
-    const runtime = createAgentRuntime({ plugins: this.agentPlugins({ env: this.env, config }), env: this.env, config });
+    const runtime = createAgentRuntime({ plugins: this.agentPlugins({ env: this.env, config, storage: this.ctx.storage }), env: this.env, config });
     const delegates = runtime.subtaskTypes.size > 0;
     if (delegates && !this.runsSubtasks()) {
       const [type] = runtime.subtaskTypes.keys();
@@ -108,37 +116,65 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     this.#config = config;
     this.#policy = policy;
     this.#runtime = runtime;
-    this.#session = bindSession(this.sessions.session(), {
-      compactAfterTokens: config.history.compactAfterTokens,
-      keepRecentTokens: config.history.keepRecentTokens,
-      summarize: (prompt) => this.summarize(prompt),
-      onMessagesDisplaced: (messages) => runtime.onMessagesDisplaced(messages),
-    });
   }
 
   protected override lifecycleWords(): LifecycleWords {
     const { abandoned, unfinished, canceled } = this.policy.messages;
-    return { abandoned, unfinished, canceled };
+    return { abandoned, unfinished, canceled, hitl: this.policy.hitl };
   }
 
   protected override lifecycleLimits(): LifecycleLimits {
-    return { maxInFlightTurns: this.config.limits.maxInFlightTurns, retention: this.config.retention };
+    const { limits, retention, hitl } = this.config;
+    return { maxInFlightTurns: limits.maxInFlightTurns, retention, hitlExpiresAfterMs: hitl.expiresAfterMinutes * 60_000 };
   }
 
-  /** The model call compaction summarizes with; the prompt is the SDK's. */
-  protected async summarize(prompt: string): Promise<string> {
+  /** Which conversation a task belongs to: its context's, or the caller's one (`history.conversation`). */
+  protected conversationOf(task: TaskJson): string {
+    return this.config.history.conversation === "caller" ? "caller" : task.contextId;
+  }
+
+  /** After a turn ends, its conversation is compacted if it grew past the threshold (in the background, one at a time). */
+  protected override afterTurn(task: TaskJson): void {
+    const conversationId = this.conversationOf(task);
+    const runtime = this.runtime;
+    this.ctx.waitUntil(
+      compactConversation({
+        store: this.agentDb.conversations,
+        conversationId,
+        history: this.config.history,
+        instructions: this.policy.messages.summarize,
+        summarize: (instructions, transcript) => this.summarize(instructions, transcript),
+        onDisplaced: (messages) => runtime.onMessagesDisplaced(messages),
+      }).catch((error: unknown) => console.error(`compaction of conversation ${conversationId} failed; it is tried again after the next turn`, error)),
+    );
+  }
+
+  /** The model call a compaction summarizes with, under the agent's own instructions. */
+  protected async summarize(instructions: string, transcript: string): Promise<string> {
     const result = await generateWithFallback({
       env: this.env,
       config: this.config.model,
-      messages: [{ role: "user", content: prompt }],
+      instructions,
+      messages: [{ role: "user", content: transcript }],
       models: this.modelChoices(),
     });
     // An empty summary leaves history as it is: compaction is skipped, not wrong.
     return result.ok ? result.text : "";
   }
 
+  /** The settled answers to this round's subagent questions. */
+  #subtaskAnswers(taskId: string, round: number): SubtaskAnswer[] {
+    const answers: SubtaskAnswer[] = [];
+    for (const row of this.agentDb.hitl.ofRound(taskId, round)) {
+      const target = targetOf(row);
+      if (target.kind !== "subtask" || row.status === "open") continue;
+      answers.push({ subtaskId: target.subtaskId, name: target.name, answer: humanAnswer(target, settlementOf(row)) });
+    }
+    return answers;
+  }
+
   /** One round of the one turn loop; a round that delegated runs its subtasks, then reports progress. */
-  protected override async runRound(turn: TurnContext, round: number): Promise<Exclude<TurnStep, { kind: "ended" }>> {
+  protected override async runRound(turn: TurnContext, round: number, signal: AbortSignal): Promise<RoundStep> {
     const taskId = turn.task.id;
     // No round past the budget: a turn still going there ends, failed, in the agent's words.
     if (round > this.config.rounds.maxRounds) return { kind: "done", outcome: { state: "TASK_STATE_FAILED", text: this.policy.messages.unfinished } };
@@ -152,14 +188,20 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
       config: this.config,
       policy: this.policy,
       runtime,
-      session: this.session,
+      conversation: { store: this.agentDb.conversations, id: this.conversationOf(turn.task) },
+      journal: this.agentDb.toolCalls,
+      hitl: this.agentDb.hitl,
       rounds: this.agentDb.subtasks,
       delegates: this.runsSubtasks(),
       env: this.env,
       models: this.modelChoices(),
+      signal,
     });
     if (result.kind === "answer") return { kind: "done", outcome: { state: result.state, text: result.text } };
-    await this.runRoundSubtasks(taskId, round);
+    if (result.kind === "ask" || result.kind === "canceled") return result;
+    const asked = await this.runRoundSubtasks(taskId, round, signal, this.#subtaskAnswers(taskId, round));
+    if (signal.aborted) return { kind: "canceled" };
+    if (asked) return { kind: "ask", ...subtaskRequest(asked.subtaskId, asked.question) };
     const rows = this.agentDb.subtasks.ofRound(taskId, round);
     const progress = this.policy.rounds?.progress;
     return {

@@ -28,6 +28,10 @@ import {
 import { AgentDB } from "../db/agent-db.js";
 import { ConfigError } from "../errors/index.js";
 import type { TaskRow } from "../db/task-store.js";
+import type { HitlWords } from "../agent/policy.js";
+import type { HitlRow } from "../db/hitl-store.js";
+import { answerOf, type HitlTarget, type RequestBody } from "./hitl.js";
+import { answer, eventTypeOf, expire, park, requestIdOf } from "./parking.js";
 import { reconcileTurns, type ReconcileAction } from "./reconcile-turns.js";
 import { DEFAULT_RECOVERY_POLICY, type RecoveryPolicy } from "./recovery-policy.js";
 import { SelfOrigin } from "./self-origin.js";
@@ -53,13 +57,25 @@ export interface LifecycleWords {
   abandoned: string;
   unfinished: string;
   canceled: string;
+  hitl: HitlWords;
 }
 
 /** The bounds the lifecycle keeps (from the agent's config). */
 export interface LifecycleLimits {
   maxInFlightTurns: number;
   retention: { finishedTaskDays: number; messageIdDays: number };
+  /** How long a request to a human waits before it expires. */
+  hitlExpiresAfterMs: number;
 }
+
+/** What a round of the agent's loop came to, as the lifecycle handles it. */
+export type RoundStep =
+  | { kind: "done"; outcome: TurnOutcome }
+  | { kind: "continue"; text: string }
+  /** The round waits for a human: the lifecycle parks the task on this request. */
+  | { kind: "ask"; target: HitlTarget; body: RequestBody }
+  /** The turn's signal aborted the round (the task was canceled). */
+  | { kind: "canceled" };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Retention deletes at most this many rows per pass, then comes back at once for more. */
@@ -85,7 +101,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    * lease. A second call for it (a retried step, a re-driven instance) joins
    * the run instead of starting another; only the run that set it clears it.
    */
-  readonly #running = new Map<string, { round: number; done: Promise<Verdict<TurnStep>> }>();
+  readonly #running = new Map<string, { round: number; done: Promise<Verdict<TurnStep>>; abort: AbortController }>();
   #retentionArmed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -117,8 +133,11 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   /** Runs once per instance, inside the start-up gate, after the core migrations. */
   protected async prepareAgent(): Promise<void> {}
 
-  /** One round of the turn. */
-  protected abstract runRound(turn: TurnContext, round: number): Promise<Exclude<TurnStep, { kind: "ended" }>>;
+  /** One round of the turn; `signal` aborts when the task is canceled. */
+  protected abstract runRound(turn: TurnContext, round: number, signal: AbortSignal): Promise<RoundStep>;
+
+  /** After a turn's terminal write (the conversation's compaction runs here). */
+  protected afterTurn(_task: TaskJson): void {}
 
   protected abstract lifecycleWords(): LifecycleWords;
 
@@ -169,7 +188,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const instanceId = await turnInstanceId(agentId, messageId);
     // From here to the end of the block nothing awaits, so the task and its
     // turn record are written together and no retry can interleave.
-    const verdict = settle((): Begun => {
+    const verdict = settle((): Begun & { answered?: HitlRow } => {
       const existing = this.agentDb.tasks.byMessageId(messageId);
       if (existing) {
         // A retry: nothing new. A turn still open is named again, so the edge
@@ -181,7 +200,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       if (this.agentDb.tasks.wasAccepted(messageId)) {
         throw taskNotFound(`(of messageId ${JSON.stringify(messageId)}: it was accepted here, finished, and has since been deleted)`);
       }
-      if (input.message.taskId) this.#refuseContinuation(input.message.taskId);
+      if (input.message.taskId) return this.#continue(input);
       const { maxInFlightTurns } = this.lifecycleLimits();
       const inFlight = this.agentDb.turns.size;
       if (inFlight >= maxInFlightTurns) {
@@ -207,17 +226,42 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     // crash before that loses the reply, and its retry arms what is missing.
     if (verdict.ok && verdict.value.turn) await this.#ensureReconciling();
     if (verdict.ok) await this.#armRetention();
-    return verdict;
+    if (verdict.ok && verdict.value.answered) await this.#wake(verdict.value.answered);
+    return verdict.ok ? accepted({ task: verdict.value.task, ...(verdict.value.turn ? { turn: verdict.value.turn } : {}) }) : verdict;
   }
 
-  /** A message that names a task continues it; no task here waits for input yet. */
-  #refuseContinuation(taskId: string): never {
+  /**
+   * A message naming a task (CONTRACT's multi-turn rules): unknown → -32001;
+   * another context → -32602; terminal → -32004; waiting for a human → the
+   * answer (first wins; a repeat or a loser gets the task as it is); busy →
+   * -32004 with the task's state, unless it repeats an answer already taken.
+   */
+  #continue(input: BeginTask): Begun & { answered?: HitlRow } {
+    const taskId = input.message.taskId!;
     const row = this.agentDb.tasks.get(taskId);
     if (!row) throw taskNotFound(taskId);
-    throw unsupportedOperation(
-      `Task ${JSON.stringify(taskId)} is ${row.state} and is not waiting for input: send a new message without taskId to start a new task`,
-      { taskState: row.state },
-    );
+    if (input.message.contextId && input.message.contextId !== row.contextId) {
+      throw invalidParams(`params.message.contextId differs from the context of task ${JSON.stringify(taskId)}`);
+    }
+    const shape = (task: TaskJson) => shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true });
+    const task = taskOf(row);
+    // An answer to a request already settled (a repeat, a loser, a late one): the task as it is, whatever its state.
+    const repeat = answerOf(input.message).requestId;
+    const settled = repeat ? this.agentDb.hitl.get(repeat) : undefined;
+    if (settled && settled.taskId === taskId && settled.status !== "open") return { task: shape(task) };
+    if (this.agentDb.tasks.isFinal(row.state)) {
+      throw unsupportedOperation(`Task ${JSON.stringify(taskId)} is ${row.state}: it takes no more messages; send one without taskId to start a new task`, {
+        taskState: row.state,
+      });
+    }
+    if (row.state !== "TASK_STATE_INPUT_REQUIRED") {
+      throw unsupportedOperation(`Task ${JSON.stringify(taskId)} is ${row.state} and is not waiting for input`, { taskState: row.state });
+    }
+    const now = Date.now();
+    const verdict = answer(this.agentDb, task, input.message, input.caller ?? { key: "" }, now);
+    this.agentDb.tasks.recordMessage(input.message.messageId, taskId);
+    if (verdict.kind === "unchanged") return { task: shape(verdict.task) };
+    return { task: shape(verdict.task), answered: verdict.request };
   }
 
   async getTask(query: TaskQuery): Promise<Verdict<TaskJson>> {
@@ -228,18 +272,31 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   }
 
   /** Cancels a task that is not terminal; its turn stops at the next step and announces `canceled`. */
+  /**
+   * Cancels a task that is not terminal, and stops its work: the running
+   * round's model call and tools are aborted, a wait for a human ends, and
+   * nothing of the turn stays in the conversation. Idempotent: a canceled
+   * task is returned as it is; another terminal one is -32002.
+   */
   async cancelTask(taskId: string): Promise<Verdict<TaskJson>> {
     if (this.#startFailure) return this.#notStarted();
+    let parked: HitlRow | undefined;
     const verdict = settle(() => {
       const row = this.#requireTask(taskId);
       const task = taskOf(row);
+      if (row.state === "TASK_STATE_CANCELED") return task;
       if (this.agentDb.tasks.isFinal(row.state)) throw taskNotCancelable(taskId, row.state);
       const now = Date.now();
       const canceled = withState(task, "TASK_STATE_CANCELED", now, agentMessage(task, this.lifecycleWords().canceled));
       if (this.agentDb.tasks.write(toWrite(canceled, now)).kind !== "written") throw taskNotFound(taskId);
+      this.agentDb.conversations.discard(taskId);
+      const open = this.agentDb.hitl.openOf(taskId);
+      if (open && this.agentDb.hitl.settle(open.requestId, "canceled", { outcome: "canceled" }).kind === "settled") parked = open;
+      this.#running.get(taskId)?.abort.abort(new DOMException("the task was canceled", "AbortError"));
+      this.onCanceled(taskId);
       return canceled;
     });
-    if (verdict.ok) this.onCanceled(taskId);
+    if (parked) await this.#wake(parked);
     return verdict;
   }
 
@@ -349,8 +406,9 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     // answer, so a turn costs one model exchange however often it is re-driven.
     const recorded = this.agentDb.turns.get(taskId)?.outcomeJson;
     if (recorded) return accepted({ kind: "done", outcome: JSON.parse(recorded) as TurnOutcome });
-    const done = this.#runRound(taskId, taskOf(row), round);
-    this.#running.set(taskId, { round, done });
+    const abort = new AbortController();
+    const done = this.#runRound(taskId, taskOf(row), round, abort.signal);
+    this.#running.set(taskId, { round, done, abort });
     try {
       return await done;
     } finally {
@@ -358,18 +416,62 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     }
   }
 
-  /** One round, heartbeating the turn while it runs so the reconciler knows it is alive. */
-  async #runRound(taskId: string, task: TaskJson, round: number): Promise<Verdict<TurnStep>> {
+  /**
+   * One round, heartbeating the turn while it runs so the reconciler knows it
+   * is alive. A round that waits for a human parks the task, arms the
+   * request's expiry and keeps the turn alive until then; a round the cancel
+   * aborted ends with the task as it is.
+   */
+  async #runRound(taskId: string, task: TaskJson, round: number, signal: AbortSignal): Promise<Verdict<TurnStep>> {
     const { reportWithinMs } = this.recoveryPolicy();
     this.#reported(taskId);
     const heartbeat = setInterval(() => this.#reported(taskId), Math.max(1_000, reportWithinMs / 3));
     try {
-      const step = await this.runRound({ task, text: requestText(task), origin: this.#selfOrigin.require() }, round);
+      const step = await this.runRound({ task, text: requestText(task), origin: this.#selfOrigin.require() }, round, signal);
+      const now = this.agentDb.tasks.get(taskId);
+      if (!now) return refused(taskNotFound(taskId));
+      if (this.agentDb.tasks.isFinal(now.state)) return accepted({ kind: "ended", state: now.state });
+      if (step.kind === "canceled") return accepted({ kind: "ended", state: now.state });
+      if (step.kind === "ask") return accepted(await this.#park(taskOf(now), round, step.target, step.body));
       if (step.kind === "done") this.agentDb.turns.recordOutcome(taskId, step.outcome, reportWithinMs);
       else this.#reported(taskId);
       return accepted(step);
     } finally {
       clearInterval(heartbeat);
+    }
+  }
+
+  /** Parks the task on a request to a human; the turn is alive until it expires. */
+  async #park(task: TaskJson, round: number, target: HitlTarget, body: RequestBody): Promise<TurnStep> {
+    const requestId = await requestIdOf(task.id, target);
+    const existing = this.agentDb.hitl.get(requestId);
+    const expiresAt = existing?.expiresAt ?? Date.now() + this.lifecycleLimits().hitlExpiresAfterMs;
+    park(this.agentDb, task, { requestId, round, target, body, expiresAt }, this.lifecycleWords().hitl, Date.now());
+    this.#reported(task.id, Math.max(0, expiresAt - Date.now()));
+    if (!existing) await this.schedule(new Date(expiresAt), "expireRequest", { requestId });
+    return { kind: "interrupted", requestId, eventType: eventTypeOf(requestId), expiresAt };
+  }
+
+  /**
+   * A request's expiry (the object's own alarm: the local Workflows engine
+   * keeps no timer across a restart). Unanswered, it is settled expired, the
+   * task goes back to WORKING saying so, and the turn's Workflow is woken.
+   * Public only because the agents SDK's scheduler calls methods by name.
+   */
+  async expireRequest(payload: { requestId: string }): Promise<void> {
+    if (this.#startFailure) return;
+    const expired = expire(this.agentDb, payload.requestId, this.lifecycleWords().hitl, Date.now());
+    if (expired) await this.#wake(expired);
+  }
+
+  /** Tells a parked turn's Workflow that its wait is over; an outage is retried by the reconciler. */
+  async #wake(request: HitlRow): Promise<void> {
+    const turn = this.agentDb.turns.get(request.taskId);
+    if (!turn) return;
+    try {
+      await (await this.turnWorkflow().get(turn.instanceId)).sendEvent({ type: eventTypeOf(request.requestId), payload: { requestId: request.requestId } });
+    } catch (error) {
+      console.warn(`turn ${turn.instanceId}: could not wake it for request ${request.requestId}; the reconciler tries again`, error);
     }
   }
 
@@ -384,8 +486,14 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const row = this.agentDb.tasks.get(taskId);
     if (!row) return refused(taskNotFound(taskId));
     const now = Date.now();
-    const written = this.agentDb.tasks.write(toWrite(terminalTask(taskOf(row), outcome, now), now));
-    if (written.kind === "written") return accepted({ saved: true, state: outcome.state });
+    const task = terminalTask(taskOf(row), outcome, now);
+    const written = this.agentDb.tasks.write(toWrite(task, now));
+    if (written.kind === "written") {
+      // The turn's messages join the conversation every later turn reads.
+      this.agentDb.conversations.commit(taskId);
+      this.afterTurn(task);
+      return accepted({ saved: true, state: outcome.state });
+    }
     if (written.kind === "final") return accepted({ saved: false, state: written.row.state });
     return refused(taskNotFound(taskId));
   }
@@ -393,6 +501,22 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   async endUnfinished(taskId: string): Promise<Verdict<Finished>> {
     if (this.#startFailure) return this.#notStarted();
     return this.finishTurn(taskId, { state: "TASK_STATE_FAILED", text: this.lifecycleWords().unfinished });
+  }
+
+  async turnResumed(taskId: string, requestId: string): Promise<Verdict<{ announce: boolean }>> {
+    if (this.#startFailure) return this.#notStarted();
+    this.#reported(taskId);
+    let request = this.agentDb.hitl.get(requestId);
+    // The Workflow's own backstop: past its expiry and still open, it expires now.
+    if (request?.status === "open" && Date.now() >= request.expiresAt) {
+      expire(this.agentDb, requestId, this.lifecycleWords().hitl, Date.now());
+      request = this.agentDb.hitl.get(requestId);
+    }
+    this.agentDb.hitl.resumed(requestId);
+    const row = this.agentDb.tasks.get(taskId);
+    if (!row) return refused(taskNotFound(taskId));
+    // Expired: the task's status says so, and the gatekeeper is told.
+    return accepted({ announce: request?.status === "expired" && row.state === "TASK_STATE_WORKING" });
   }
 
   async deliveryOf(taskId: string): Promise<Verdict<Delivery>> {
@@ -443,6 +567,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       runningHere: (taskId) => this.#running.has(taskId),
       abandon: (taskId) => this.#abandon(taskId),
     });
+    // A wake that did not arrive (an outage, a Worker restart) is sent again until the turn takes it in.
+    for (const request of this.agentDb.hitl.unresumed()) if (this.agentDb.turns.get(request.taskId)) await this.#wake(request);
     if (this.agentDb.turns.size === 0) await this.#stopReconciling();
     return actions;
   }

@@ -2,14 +2,19 @@ import { stepCountIs, type ModelMessage, type StopCondition, type ToolSet } from
 import type { AgentConfig } from "../agent/config.js";
 import { generateWithFallback } from "../agent/generate.js";
 import type { ModelEnv } from "../agent/model-config.js";
-import { toModelMessages, tokenBudgetSpent } from "../agent/model-messages.js";
+import { tokenBudgetSpent } from "../agent/token-budget.js";
 import type { AgentPolicy } from "../agent/policy.js";
 import type { ModelChoice } from "../agent/providers.js";
-import type { SessionLike } from "../agent/session.js";
+import type { ConversationStore } from "../db/conversation-store.js";
+import type { HitlRow, HitlStore } from "../db/hitl-store.js";
 import type { SubtaskStore } from "../db/subtask-store.js";
+import type { ToolJournal } from "../db/tool-journal.js";
 import type { AgentRuntime } from "../plugin/runtime.js";
 import { DELEGATE_TOOL, createDelegateTool } from "../subtasks/delegate-tool.js";
 import { redactSubtaskRows, renderSubtaskResults } from "../subtasks/results.js";
+import { windowMessages } from "./conversation.js";
+import { ASK_USER_TOOL, askUserTool, pendingTarget, requestBody, resolution, type HitlTarget, type RequestBody, type Settlement } from "./hitl.js";
+import { journaled } from "./tool-journaling.js";
 
 export interface RoundInput {
   taskId: string;
@@ -23,30 +28,51 @@ export interface RoundInput {
   config: AgentConfig;
   policy: AgentPolicy;
   runtime: AgentRuntime;
-  session: SessionLike;
+  /** The conversation the turn belongs to (its context's, or the caller's). */
+  conversation: { store: ConversationStore; id: string };
+  journal: ToolJournal;
+  hitl: HitlStore;
   /** Where each round's decision and its subtasks are recorded. */
   rounds: SubtaskStore;
   /** Whether the agent runs delegated subtasks; without, the delegate tool is never offered. */
   delegates: boolean;
   env: ModelEnv;
   models?: ModelChoice[];
+  /** Aborted when the task is canceled: the model call and the tools stop. */
+  signal?: AbortSignal;
 }
 
 export type RoundResult =
   /** The turn's answer; empty text when a plugin's gate declined the turn. */
   | { kind: "answer"; state: "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED"; text: string }
   /** The round delegated subtasks: they run, and the next round sees their results. */
-  | { kind: "delegated" };
+  | { kind: "delegated" }
+  /** The round waits for a human: an approval the model's tool call needs, or its question. */
+  | { kind: "ask"; target: HitlTarget; body: RequestBody }
+  /** The turn's signal aborted it (a cancel). */
+  | { kind: "canceled" };
+
+/** A request row's parts, as the loop reads them. */
+export const targetOf = (row: HitlRow) => JSON.parse(row.targetJson) as HitlTarget;
+export const bodyOf = (row: HitlRow) => JSON.parse(row.requestJson) as RequestBody;
+export const settlementOf = (row: HitlRow): Settlement =>
+  row.status === "answered" ? (JSON.parse(row.answerJson ?? "{}") as Settlement) : row.status === "expired" ? { outcome: "expired" } : { outcome: "canceled" };
+
+/** The conversation key of a settled request's answer: present once the round has taken it in. */
+const resolutionKey = (taskId: string, requestId: string) => `${taskId}:hitl:${requestId}`;
 
 /**
- * One round of a turn, the same for every agent: the plugins' gates (first
- * round), the user's message into the session, the tool loop over the
- * conversation (and the results of earlier rounds' subtasks) with the
- * fallback model, bounded in steps and tokens; then either an answer, into
- * the session, or a delegation. A single-inference agent is this loop with one
- * round and no subtask types. What a round decided is recorded, so a re-run
- * of its durable step neither asks the model again nor writes twice; message
- * ids derive from the task for the same reason.
+ * One round of a turn, the same for every agent. First round: the plugins'
+ * gates, then the user's message into the conversation. Then the tool loop
+ * over the conversation's window (its summary, its committed turns, this
+ * turn's own messages and, for a delegating agent, earlier rounds' subtask
+ * results), journaled, with the fallback model, bounded in steps and tokens.
+ * What it added joins the turn's own messages at once, so a resumed round
+ * goes on from there. The round ends in an answer, a delegation, or a wait
+ * for a human (an approval, a question), whose answer the next run of the
+ * same round takes in. A single-inference agent is this loop with one round
+ * and no subtask types; what a round decided is recorded, so a re-run of its
+ * durable step neither asks the model again nor writes twice.
  */
 export async function runRound(input: RoundInput): Promise<RoundResult> {
   const { taskId, round, rounds } = input;
@@ -56,40 +82,64 @@ export async function runRound(input: RoundInput): Promise<RoundResult> {
     decision = rounds.decideAnswer(taskId, round, "");
   }
   if (!decision) {
-    if (round === 1) await input.session.append({ id: `${taskId}:user`, role: "user", parts: [{ type: "text", text: input.text }] });
-    const result = await ask(input);
-    if (!result.ok) {
-      console.error(`round ${round} of ${taskId} failed on every model`, result.errors);
-      return { kind: "answer", state: "TASK_STATE_FAILED", text: input.policy.messages.failure };
+    const { store, id: conversationId } = input.conversation;
+    if (round === 1) store.append(conversationId, taskId, `${taskId}:user`, { role: "user", content: input.text } satisfies ModelMessage);
+    // Answers that came since the round paused go in, in the order they were asked.
+    for (const row of input.hitl.ofRound(taskId, round)) {
+      const target = targetOf(row);
+      // A subagent's question is answered to the subagent (runRoundSubtasks), never to the model.
+      if (target.kind === "subtask") continue;
+      if (row.status === "open") return { kind: "ask", target, body: bodyOf(row) };
+      const key = resolutionKey(taskId, row.requestId);
+      if (!store.has(key)) store.append(conversationId, taskId, key, resolution(target, settlementOf(row), input.policy.hitl));
     }
-    decision = rounds.decision(taskId, round) ?? rounds.decideAnswer(taskId, round, result.text.trim() || input.policy.messages.emptyAnswer);
+    const result = await ask(input);
+    if (result.kind !== "decided") return result;
+    decision = rounds.decision(taskId, round) ?? rounds.decideAnswer(taskId, round, result.text || input.policy.messages.emptyAnswer);
   }
   if (decision.kind === "delegate") return { kind: "delegated" };
-  if (decision.text) await input.session.append({ id: `${taskId}:agent`, role: "assistant", parts: [{ type: "text", text: decision.text }] });
   return { kind: "answer", state: "TASK_STATE_COMPLETED", text: decision.text };
 }
 
-/** The round's model exchange: the tools, the delegate tool while rounds remain, and earlier results. */
-async function ask(input: RoundInput) {
+/** The round's model exchange: the tools, the delegate tool while rounds remain, the `ask_user` tool, and earlier results. */
+async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string } | RoundResult> {
   const { taskId, round, rounds, runtime, config, policy } = input;
+  const { store, id: conversationId } = input.conversation;
   const words = input.delegates ? policy.rounds : undefined;
   const lastRound = round >= config.rounds.maxRounds;
-  const tools: ToolSet = { ...runtime.tools({ taskId, origin: input.origin }) };
+  const window = store.window(conversationId, taskId, config.history.windowMessages);
+  const point = `r${round}.${window.own.length}`;
+
+  const offered: ToolSet = {};
+  const exempt = new Set(config.hitl.approvalExempt);
+  for (const [name, tool] of Object.entries(runtime.tools({ taskId, origin: input.origin, signal: input.signal }))) {
+    offered[name] = exempt.has(name) ? { ...tool, needsApproval: false } : tool;
+  }
   if (words && !lastRound && runtime.subtaskTypes.size > 0) {
-    tools[DELEGATE_TOOL] = createDelegateTool({
+    offered[DELEGATE_TOOL] = createDelegateTool({
       types: runtime.subtaskTypes,
       maxSubtasks: config.rounds.maxSubtasksPerRound,
       words: words.delegate,
       record: (delegations) => rounds.delegate(taskId, round, delegations, config.rounds.maxSubtasksPerRound),
     });
   }
-  const messages: ModelMessage[] = toModelMessages(await input.session.history(), policy.messages.summaryHeading);
+  if (config.hitl.askUser) offered[ASK_USER_TOOL] = askUserTool(policy.hitl);
+  // Fresh for each model tried: the fallback's calls line up with the journal from the start, as a retry's do.
+  const tools = () =>
+    journaled(offered, {
+      journal: input.journal,
+      taskId,
+      point,
+      interrupted: () => ({ interrupted: true, note: policy.messages.toolInterrupted }),
+    });
+
+  const messages: ModelMessage[] = windowMessages(window, policy.messages.summaryHeading);
   if (words) {
     const earlier = await redactSubtaskRows(rounds.before(taskId, round), (event) => runtime.redact(event));
     if (earlier.length) messages.push({ role: "user", content: `${words.resultsHeader}\n\n${renderSubtaskResults(earlier)}` });
   }
   const delegated: StopCondition<ToolSet> = () => rounds.decision(taskId, round)?.kind === "delegate";
-  return generateWithFallback({
+  const result = await generateWithFallback({
     env: input.env,
     config: config.model,
     instructions: [input.soul, words?.contract ?? "", words && lastRound ? words.lastRoundNote : ""].filter(Boolean).join("\n\n"),
@@ -97,5 +147,21 @@ async function ask(input: RoundInput) {
     tools,
     stopWhen: [delegated, stepCountIs(config.turn.maxSteps), tokenBudgetSpent(config.turn.maxTokensPerTurn)],
     models: input.models,
+    signal: input.signal,
   });
+  if (!result.ok) {
+    if (result.aborted) return { kind: "canceled" };
+    console.error(`round ${round} of ${taskId} failed on every model`, result.errors);
+    return { kind: "answer", state: "TASK_STATE_FAILED", text: policy.messages.failure };
+  }
+  // What the exchange added is the turn's now: a resumed or later round goes on from it.
+  for (const [i, message] of result.responseMessages.entries()) store.append(conversationId, taskId, `${taskId}:${point}:${i}`, message);
+  if (rounds.decision(taskId, round)?.kind !== "delegate") {
+    const target = pendingTarget(result.lastStep);
+    if (target) return { kind: "ask", target, body: requestBody(target, result.lastStep, policy.hitl) };
+  }
+  const text = result.text.trim();
+  if (!text)
+    store.append(conversationId, taskId, `${taskId}:${point}:empty`, { role: "assistant", content: policy.messages.emptyAnswer } satisfies ModelMessage);
+  return { kind: "decided", text };
 }

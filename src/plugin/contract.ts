@@ -1,6 +1,7 @@
 import type { ToolSet } from "ai";
 import type { z } from "zod";
 import type { AgentConfig } from "../agent/config.js";
+import type { HumanAnswer, SubtaskQuestion } from "../boundary/subagent.js";
 import type { Workspace, WorkspaceBacking, WorkspaceHost } from "./workspace.js";
 
 /**
@@ -19,6 +20,8 @@ export const OLDEST_PLUGIN_CONTRACT = 2;
 export interface PluginHost<Env = unknown> {
   env: Env;
   config: AgentConfig;
+  /** The storage of the object the plugin runs in (the caller's, or a subagent's): where its own tables live. */
+  storage: DurableObjectStorage;
 }
 
 /** What a tool family is handed each turn. */
@@ -40,6 +43,13 @@ export interface RecipeContext {
    * instead of running it again. Cancellation is checked before each chunk.
    */
   chunk<T>(name: string, run: () => Promise<T>): Promise<T>;
+  /**
+   * Asks the human behind the parent's task and waits for the answer: the
+   * parent's task parks in INPUT_REQUIRED on the question, and the recipe
+   * runs again once it is answered (or expired), its chunks replayed, this
+   * call returning the answer. `name` keys the answer: keep it stable.
+   */
+  ask(name: string, question: Omit<SubtaskQuestion, "name">): Promise<HumanAnswer>;
   /** The subagent's workspace: the plugins' backing, behind the parent agent's caps. */
   workspace: Workspace;
   /** Which subtask and task this is. */

@@ -1,9 +1,9 @@
 import type { DynamicAgentClass } from "agents";
 import type { SubtaskRow } from "../db/subtask-store.js";
-import { DynamicAgent } from "../host/dynamic-agent.js";
+import { DynamicAgent, type SubtaskAnswer, type SubtaskAsk } from "../host/dynamic-agent.js";
 import type { AgentEnv } from "../host/task-agent.js";
 import type { RecipeSubagentBase } from "../subagent/recipe-subagent.js";
-import type { SubtaskRunResult } from "../boundary/index.js";
+import type { SubtaskQuestion, SubtaskRunResult } from "../boundary/index.js";
 import { runBounded } from "./bounded.js";
 
 /** A class extending `RecipeSubagentBase`, exported from the Worker under its own name so the runtime can make facets of it. */
@@ -40,20 +40,43 @@ export abstract class RoundAgentBase<Env extends Cloudflare.Env & AgentEnv = Clo
     }
   }
 
-  protected override async runRoundSubtasks(taskId: string, round: number): Promise<void> {
-    const rows = this.agentDb.subtasks.ofRound(taskId, round).filter((row) => row.status === "pending" || row.status === "running");
+  protected override async runRoundSubtasks(
+    taskId: string,
+    round: number,
+    _signal: AbortSignal,
+    answers: readonly SubtaskAnswer[],
+  ): Promise<SubtaskAsk | undefined> {
+    const rows = this.agentDb.subtasks.ofRound(taskId, round).filter((row) => row.status === "pending" || row.status === "running" || row.status === "waiting");
+    // Answers go to the subagents still waiting (recording one is idempotent there): their next run's `ask` returns it.
+    const waiting = new Set(rows.filter((row) => row.status === "waiting").map((row) => row.id));
+    for (const given of answers) {
+      if (waiting.has(given.subtaskId)) await (await this.#subagent(given.subtaskId)).answer(given.name, given.answer);
+    }
     const canceled = () => this.agentDb.tasks.get(taskId)?.state === "TASK_STATE_CANCELED";
-    await runBounded(rows, this.config.rounds.maxParallel, (row) => this.#runSubtask(taskId, row), canceled);
+    const asks: SubtaskAsk[] = [];
+    await runBounded(
+      rows,
+      this.config.rounds.maxParallel,
+      async (row) => {
+        const question = await this.#runSubtask(taskId, row);
+        if (question) asks.push({ subtaskId: row.id, question });
+      },
+      canceled,
+    );
     if (canceled()) for (const row of this.agentDb.subtasks.unfinished(taskId)) this.agentDb.subtasks.mark(row.id, "canceled");
+    // One question at a time, in the round's order: the others ask again on the next run.
+    const order = new Map(rows.map((row, i) => [row.id, i]));
+    return asks.sort((a, b) => order.get(a.subtaskId)! - order.get(b.subtaskId)!)[0];
   }
 
-  async #runSubtask(taskId: string, row: SubtaskRow): Promise<void> {
+  async #runSubtask(taskId: string, row: SubtaskRow): Promise<SubtaskQuestion | undefined> {
     const store = this.agentDb.subtasks;
     store.mark(row.id, "running");
     // The subtask heartbeats while its subagent works, so a stale "running" row tells a crash from a slow recipe.
     const heartbeat = setInterval(() => store.touch(row.id), SUBTASK_HEARTBEAT_MS);
+    let question: SubtaskQuestion | undefined;
     try {
-      await this.#runInSubagent(taskId, row);
+      question = await this.#runInSubagent(taskId, row);
     } finally {
       clearInterval(heartbeat);
     }
@@ -61,6 +84,7 @@ export abstract class RoundAgentBase<Env extends Cloudflare.Env & AgentEnv = Clo
     // A canceled one may still be hearing its cancel; it goes with its task.
     const status = store.get(row.id)?.status;
     if (status === "done" || status === "failed") await this.#deleteSubagent(row.id);
+    return question;
   }
 
   protected override async onTasksDeleted(subtaskIds: readonly string[]): Promise<void> {
@@ -71,7 +95,7 @@ export abstract class RoundAgentBase<Env extends Cloudflare.Env & AgentEnv = Clo
     return this.dynamicAgents.delete(this.subagentClass(), id).catch((error: unknown) => console.warn(`subagent ${id}: could not be deleted`, error));
   }
 
-  async #runInSubagent(taskId: string, row: SubtaskRow): Promise<void> {
+  async #runInSubagent(taskId: string, row: SubtaskRow): Promise<SubtaskQuestion | undefined> {
     const store = this.agentDb.subtasks;
     let result: SubtaskRunResult | undefined;
     let lastError = "";
@@ -98,10 +122,15 @@ export abstract class RoundAgentBase<Env extends Cloudflare.Env & AgentEnv = Clo
         lastError = error instanceof Error ? error.message : String(error);
       }
     }
+    if (result?.status === "input-required") {
+      store.mark(row.id, "waiting");
+      return result.question;
+    }
     if (!result) store.mark(row.id, "failed", { error: lastError });
     else if (result.status === "done") store.mark(row.id, "done", { result: result.result });
     else if (result.status === "failed") store.mark(row.id, "failed", { error: result.error });
     else store.mark(row.id, "canceled");
+    return undefined;
   }
 
   #subagent(subtaskId: string) {

@@ -2,11 +2,20 @@ import { Agent } from "agents";
 import { and, eq } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { resolveConfig, type AgentConfigInput } from "../agent/config.js";
-import { accepted, refused, type SubagentObject, type SubagentRefusal, type SubtaskRunResult, type SubtaskSpec, type Verdict } from "../boundary/index.js";
-import type { AgentPlugin, PluginHost } from "../plugin/contract.js";
+import {
+  accepted,
+  refused,
+  type HumanAnswer,
+  type SubagentObject,
+  type SubagentRefusal,
+  type SubtaskRunResult,
+  type SubtaskSpec,
+  type Verdict,
+} from "../boundary/index.js";
+import type { AgentPlugin, PluginHost, RecipeContext } from "../plugin/contract.js";
 import { createAgentRuntime } from "../plugin/runtime.js";
-import { SubtaskCanceled } from "./errors.js";
-import { SUBAGENT_DDL, recipeChunks, recipeRun } from "./schema.js";
+import { SubtaskCanceled, SubtaskNeedsInput } from "./errors.js";
+import { SUBAGENT_DDL, recipeAnswers, recipeChunks, recipeRun } from "./schema.js";
 
 /**
  * The isolated subagent that runs one subtask: a facet of the caller's
@@ -64,7 +73,7 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
     if (!existing) this.#db.insert(recipeRun).values({ id: 1, fingerprint: spec.fingerprint, status: "running" }).run();
 
     const config = resolveConfig({ ...this.agentConfig(), workspace: spec.workspace });
-    const runtime = createAgentRuntime({ plugins: this.agentPlugins({ env: this.env, config }), env: this.env, config });
+    const runtime = createAgentRuntime({ plugins: this.agentPlugins({ env: this.env, config, storage: this.ctx.storage }), env: this.env, config });
     const type = runtime.subtaskTypes.get(spec.type);
     if (!type) return accepted(this.#finish("failed", undefined, `no recipe for subtask type ${JSON.stringify(spec.type)}`));
     const parsed = type.params.safeParse(spec.params);
@@ -74,6 +83,7 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
       const result = await type.recipe(
         {
           chunk: (name, run) => this.#chunk(name, run),
+          ask: (name, question) => this.#ask(name, question),
           workspace: runtime.workspace({ storage: this.ctx.storage }),
           subtaskId: spec.subtaskId,
           taskId: spec.taskId,
@@ -83,6 +93,8 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
       return accepted(this.#finish("done", result));
     } catch (error) {
       if (error instanceof SubtaskCanceled) return accepted(this.#finish("canceled"));
+      // Unfinished, not failed: the run goes on from here once the answer is recorded.
+      if (error instanceof SubtaskNeedsInput) return accepted({ status: "input-required", question: error.question });
       return accepted(this.#finish("failed", undefined, error instanceof Error ? error.message : String(error)));
     }
   }
@@ -96,6 +108,23 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
       this.#db.update(recipeRun).set({ cancelRequested: 1 }).where(eq(recipeRun.id, 1)).run();
     }
     return accepted(null);
+  }
+
+  async answer(name: string, answer: HumanAnswer): Promise<Verdict<null, never>> {
+    this.#db
+      .insert(recipeAnswers)
+      .values({ name, answerJson: JSON.stringify(answer), answeredAt: Date.now() })
+      .onConflictDoNothing()
+      .run();
+    return accepted(null);
+  }
+
+  /** A question's answer is recorded by the parent (`answer`); until then the run pauses on it. */
+  async #ask(name: string, question: Parameters<RecipeContext["ask"]>[1]): Promise<HumanAnswer> {
+    const answered = this.#db.select().from(recipeAnswers).where(eq(recipeAnswers.name, name)).get();
+    if (answered) return JSON.parse(answered.answerJson) as HumanAnswer;
+    if (this.#db.select().from(recipeRun).where(eq(recipeRun.id, 1)).get()?.cancelRequested) throw new SubtaskCanceled("the subtask was canceled");
+    throw new SubtaskNeedsInput({ name, ...question });
   }
 
   async #chunk<T>(name: string, run: () => Promise<T>): Promise<T> {

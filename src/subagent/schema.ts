@@ -18,9 +18,17 @@ export const recipeChunks = sqliteTable("recipe_chunks", {
   finishedAt: integer("finished_at").notNull(),
 });
 
+/** Answers to the recipe's questions, recorded by the parent: a resumed run's `ask` returns them. */
+export const recipeAnswers = sqliteTable("recipe_answers", {
+  name: text("name").primaryKey(),
+  answerJson: text("answer_json").notNull(),
+  answeredAt: integer("answered_at").notNull(),
+});
+
 // Idempotent, run at every start of the facet: a subagent's database is its own
-// and holds only these two tables, so no migration journal is needed.
+// and holds only these tables, so no migration journal is needed.
 export const SUBAGENT_DDL = [
   `CREATE TABLE IF NOT EXISTS recipe_run (id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, status TEXT NOT NULL, result_json TEXT, error TEXT, cancel_requested INTEGER NOT NULL DEFAULT 0)`,
   `CREATE TABLE IF NOT EXISTS recipe_chunks (name TEXT PRIMARY KEY, result_json TEXT NOT NULL, finished_at INTEGER NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS recipe_answers (name TEXT PRIMARY KEY, answer_json TEXT NOT NULL, answered_at INTEGER NOT NULL)`,
 ];

@@ -62,7 +62,8 @@ export function createDelegateTool(options: {
       if (problems.length) return { error: words.invalid({ problems }) };
       const verdict = await options.record(valid);
       if (!verdict.recorded) return { error: words.overCap({ existing: verdict.existing, requested: valid.length, max: verdict.max }) };
-      return { delegated: valid.map((d) => ({ id: d.id, type: d.type })), note: words.accepted };
+      // Types and params only: the model has no use for ids, and a replayed request must be byte for byte the same.
+      return { delegated: valid.map((d) => ({ type: d.type, params: d.params })), note: words.accepted };
     },
   }) as Tool;
 }

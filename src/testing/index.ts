@@ -15,4 +15,3 @@ export {
 } from "./jwk-fixtures.js";
 export { cassetteName, setupRecording } from "./vcr.js";
 export { mockModel, scriptedChoices, type ScriptedReply } from "./mock-model.js";
-export { MemorySession as FakeSession } from "../agent/session.js";

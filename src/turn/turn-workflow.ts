@@ -2,7 +2,7 @@ import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type Workflo
 import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
 import { loadSigningKey } from "../a2a/signing-key.js";
 import { isTerminalName } from "../a2a/task-state.js";
-import type { AgentNamespace, TurnObject, TurnParams } from "../boundary/index.js";
+import type { AgentNamespace, StatusUpdateJson, TaskJson, TurnObject, TurnParams } from "../boundary/index.js";
 import { deliverPush } from "./push-delivery.js";
 
 /** The model call: a couple of retries for a crashed isolate; the fallback model is tried inside. */
@@ -15,6 +15,10 @@ const deliveryBackoffMs = (attempt: number) => DELIVER_STEP.retries.delay * 2 **
 const PROGRESS_STEP: WorkflowStepConfig = { retries: { limit: 0, delay: "1 second" }, timeout: "30 seconds" };
 /** A guard against a turn that never ends; the agent's own round budget is far below it. */
 const MAX_ROUNDS = 64;
+/** A guard against a turn that asks forever. */
+const MAX_PARKS = 64;
+/** How long past a request's expiry the Workflow waits for the object's event before asking it itself. */
+const WAIT_MARGIN_MS = 10 * 60_000;
 const QUICK_STEP: WorkflowStepConfig = { retries: { limit: 5, delay: "1 second", backoff: "exponential" }, timeout: "30 seconds" };
 
 /**
@@ -40,9 +44,14 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
     // finished steps by name, so a renamed step would run twice.
     const started = await step.do("start", QUICK_STEP, () => agent().turnStarted(turn.taskId, turn.origin));
     let state = started.ok ? started.value.state : "TASK_STATE_UNSPECIFIED";
-    for (let round = 1; started.ok && started.value.proceed && round <= MAX_ROUNDS; round++) {
-      // Each round is its own step: a retry of round 3 never re-runs rounds 1 and 2.
-      const ran = await step.do(round === 1 ? "run" : `run round ${round}`, RUN_STEP, () => agent().runTurn(turn.taskId, turn.origin, round));
+    // Waits for a human so far in this turn; each has steps of its own.
+    let parks = 0;
+    let resumedAt = 0;
+    for (let round = 1; started.ok && started.value.proceed && round <= MAX_ROUNDS && parks <= MAX_PARKS; ) {
+      // Each round is its own step (a retry of round 3 never re-runs rounds 1
+      // and 2), and so is each run of a round after a wait for a human.
+      const name = resumedAt === parks ? (round === 1 ? "run" : `run round ${round}`) : `run round ${round} after ${parks}`;
+      const ran = await step.do(name, RUN_STEP, () => agent().runTurn(turn.taskId, turn.origin, round));
       if (!ran.ok) break;
       const result = ran.value;
       if (result.kind === "ended") {
@@ -55,7 +64,25 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
         if (verdict.ok) state = verdict.value.state;
         break;
       }
-      await step.do(`progress ${round}`, PROGRESS_STEP, () => this.#announceProgress(agent(), turn, result.text));
+      if (result.kind === "interrupted") {
+        // Parked: announce it, wait for the object's event (answered, expired,
+        // canceled), tell what came of it, and run the same round again.
+        parks++;
+        await step.do(`ask ${parks}`, QUICK_STEP, () => this.#announceTask(agent(), turn));
+        try {
+          await step.waitForEvent(`answer ${parks}`, { type: result.eventType, timeout: Math.max(60_000, result.expiresAt - Date.now() + WAIT_MARGIN_MS) });
+        } catch {
+          // Timed out: the object decides what that means (it expires the request).
+        }
+        const resumed = await step.do(`resume ${parks}`, QUICK_STEP, () => agent().turnResumed(turn.taskId, result.requestId));
+        if (resumed.ok && resumed.value.announce) await step.do(`resumed ${parks}`, PROGRESS_STEP, () => this.#announceTask(agent(), turn));
+        resumedAt = parks;
+        continue;
+      }
+      const text = result.text;
+      await step.do(`progress ${round}`, PROGRESS_STEP, () => this.#announceProgress(agent(), turn, text));
+      round++;
+      resumedAt = parks;
     }
     // No turn is announced in between: one that ran out of rounds (or came
     // back neither terminal nor interrupted) is failed first.
@@ -102,33 +129,47 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
     return loadGatekeeperOrigins(this.env.GATEKEEPER_ORIGINS);
   }
 
-  /** One `statusUpdate` to every push config, once each; a failure is logged, never thrown. */
+  /** A progress line of a round, as a `statusUpdate` (the task still working). */
   async #announceProgress(agent: TurnObject, turn: TurnParams, text: string): Promise<{ sent: number }> {
+    return this.#announce(agent, turn, (task) => ({
+      taskId: task.id,
+      contextId: task.contextId,
+      status: {
+        state: "TASK_STATE_WORKING",
+        message: { messageId: crypto.randomUUID(), role: "ROLE_AGENT", taskId: task.id, contextId: task.contextId, parts: [{ text }] },
+        timestamp: new Date().toISOString(),
+      },
+    }));
+  }
+
+  /** The task's own status (waiting for a human, say), as a `statusUpdate`. */
+  #announceTask(agent: TurnObject, turn: TurnParams): Promise<{ sent: number }> {
+    return this.#announce(agent, turn, (task) => ({ taskId: task.id, contextId: task.contextId, status: task.status }));
+  }
+
+  /**
+   * One `statusUpdate` to every push config, once each; a failure is logged,
+   * never thrown. Nothing is announced once the task is terminal: no progress
+   * follows a cancel.
+   */
+  async #announce(agent: TurnObject, turn: TurnParams, update: StatusUpdateJson | ((task: TaskJson) => StatusUpdateJson)): Promise<{ sent: number }> {
     let sent = 0;
     try {
       const verdict = await agent.deliveryOf(turn.taskId);
-      if (!verdict.ok) return { sent };
+      if (!verdict.ok || isTerminalName(verdict.value.task.status.state)) return { sent };
       const found = verdict.value;
+      const statusUpdate = typeof update === "function" ? update(found.task) : update;
       const key = await loadSigningKey(this.env.A2A_SIGNING_KEY);
       const allowlist = this.#gatekeeperOrigins();
-      const statusUpdate = {
-        taskId: found.task.id,
-        contextId: found.task.contextId,
-        status: {
-          state: "TASK_STATE_WORKING",
-          message: { messageId: crypto.randomUUID(), role: "ROLE_AGENT", taskId: found.task.id, contextId: found.task.contextId, parts: [{ text }] },
-          timestamp: new Date().toISOString(),
-        },
-      };
       for (const config of found.configs) {
         try {
           if ("status" in (await deliverPush({ config, body: { statusUpdate }, key, origin: turn.origin, allowlist }))) sent++;
         } catch (error) {
-          console.warn(`progress push for ${turn.taskId} failed (best effort)`, error);
+          console.warn(`status push for ${turn.taskId} failed (best effort)`, error);
         }
       }
     } catch (error) {
-      console.warn(`progress for ${turn.taskId} could not be announced (best effort)`, error);
+      console.warn(`status of ${turn.taskId} could not be announced (best effort)`, error);
     }
     return { sent };
   }

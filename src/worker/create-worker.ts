@@ -92,6 +92,7 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
     const result = await dispatch(method, params, {
       tenant: caller.tenant,
       origin: c.get("origin"),
+      caller: { key: caller.identity.key, ...(caller.identity.name ? { name: caller.identity.name } : {}) },
       allowlist: loadGatekeeperOrigins(c.env.GATEKEEPER_ORIGINS),
       agent,
       startTurn: (turn) => startInBackground(c.executionCtx, turn, () => startTurn(turn, c.env)),

@@ -11,6 +11,8 @@ import { parseCancelTask, parseGetTask, parseListTasks, parsePushConfigRef, pars
 export interface CallContext {
   tenant: string;
   origin: string;
+  /** Who is calling (the verified token's identity): the one who answers a human-in-the-loop request. */
+  caller: { key: string; name?: string };
   allowlist: ReadonlySet<string>;
   /** The caller's own Durable Object; only addressed once a method needs it. */
   agent: () => CallerObject;
@@ -34,7 +36,14 @@ const sendMessage: Method = async (params, ctx) => {
   // Validated before the task exists: a refused push config creates nothing.
   const pushConfig = pushConfigJson(validatePushConfig(input.pushConfig, ctx.allowlist));
   const { task, turn } = unwrap(
-    await ctx.agent().beginTask({ tenant: ctx.tenant, origin: ctx.origin, message: input.messageJson, pushConfig, historyLength: input.historyLength }),
+    await ctx.agent().beginTask({
+      tenant: ctx.tenant,
+      origin: ctx.origin,
+      message: input.messageJson,
+      pushConfig,
+      historyLength: input.historyLength,
+      caller: ctx.caller,
+    }),
   );
   // Only a turn this call created comes back: a retried messageId starts nothing.
   if (turn) ctx.startTurn(turn);

@@ -6,6 +6,7 @@ import { RoundAgentBase, type SubagentClass } from "@dynamicagents/core/round";
 import { RecipeSubagentBase } from "@dynamicagents/core/subagent";
 import { TurnWorkflowBase } from "@dynamicagents/core/turn";
 import type { TenantConfig } from "@dynamicagents/core/worker";
+import { tool } from "ai";
 import { z } from "zod";
 
 // Agents of the specs' own, beside the reference deployment's, in the test
@@ -28,6 +29,18 @@ const markerPolicy: AgentPolicy = {
     unfinished: mark("unfinished"),
     canceled: mark("canceled"),
     summaryHeading: mark("summary"),
+    summarize: mark("summarize"),
+    toolInterrupted: mark("tool-interrupted"),
+  },
+  hitl: {
+    askUserDescription: mark("ask-user"),
+    approvalPrompt: () => mark("approval-prompt"),
+    approve: mark("approve"),
+    reject: mark("reject"),
+    requestText: () => mark("request-text"),
+    denied: mark("denied"),
+    expired: mark("expired"),
+    timedOut: mark("timed-out"),
   },
   rounds: {
     contract: mark("contract"),
@@ -43,6 +56,31 @@ const markerPolicy: AgentPolicy = {
     },
   },
 };
+
+/**
+ * A tool that holds until released or aborted, and says which: the specs of
+ * cancel read it (the test pool runs the objects in the specs' isolate).
+ */
+export const heldTool = { started: 0, aborted: 0, finished: 0, release: () => {} };
+const holding = definePlugin({
+  key: "holding",
+  toolFamilies: {
+    hold: () => ({
+      tools: {
+        hold_tool: tool({
+          description: "holds",
+          inputSchema: z.object({}),
+          execute: (_input, { abortSignal }) =>
+            new Promise((resolve, reject) => {
+              heldTool.started++;
+              heldTool.release = () => (heldTool.finished++, resolve({ held: "released" }));
+              abortSignal?.addEventListener("abort", () => (heldTool.aborted++, reject(abortSignal.reason)), { once: true });
+            }),
+        }),
+      },
+    }),
+  },
+});
 
 /** Declines any turn whose text says `#decline`. */
 const gate = definePlugin({ key: "gate", shouldHandleTurn: ({ text }) => !text.includes("#decline") });
@@ -64,6 +102,29 @@ const echoTask = definePlugin({
   ],
 });
 
+/** A subtask type whose recipe asks the human which one, and returns what it was told. */
+const askTask = definePlugin({
+  key: "ask-task",
+  subtaskTypes: [
+    defineSubtaskType({
+      key: "ask_task",
+      description: mark("ask-task"),
+      params: z.object({ about: z.string() }),
+      recipe: async (ctx, params) => {
+        const before = await ctx.chunk("before", async () => ({ looked: params.about }));
+        const answer = await ctx.ask("which", {
+          question: `${params.about}?`,
+          choices: [
+            { id: "a", label: "first" },
+            { id: "b", label: "second" },
+          ],
+        });
+        return { ...before, answer };
+      },
+    }),
+  ],
+});
+
 /** Small workspace caps, the parent's: its subagents get these, not their own config's. */
 const MARKER_CONFIG: AgentConfigInput = { rounds: { maxRounds: 2 }, workspace: { maxFileBytes: 64 } };
 
@@ -73,7 +134,7 @@ export class MarkerAgent extends DynamicAgent<Cloudflare.Env> {
     return { retention: { finishedTaskDays: 0, messageIdDays: 30 } };
   }
   protected override agentPlugins(): AgentPlugin[] {
-    return [gate];
+    return [gate, holding];
   }
   protected agentSoul(): string {
     return mark("soul");
@@ -91,7 +152,7 @@ export class MarkerResearcher extends RoundAgentBase<Cloudflare.Env> {
     return MARKER_CONFIG;
   }
   protected override agentPlugins(): AgentPlugin[] {
-    return [gate, echoTask];
+    return [gate, echoTask, askTask];
   }
   protected agentSoul(): string {
     return mark("soul");
@@ -109,7 +170,7 @@ export class MarkerResearcher extends RoundAgentBase<Cloudflare.Env> {
 
 export class MarkerSubagent extends RecipeSubagentBase<Cloudflare.Env> {
   protected agentPlugins(): AgentPlugin[] {
-    return [gate, echoTask];
+    return [gate, echoTask, askTask];
   }
 }
 

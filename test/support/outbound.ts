@@ -11,6 +11,8 @@ export interface ModelCall {
   tools: string[];
   /** Each offered tool's description, by name. */
   toolDescriptions: Record<string, string>;
+  /** The request's signal: aborted when the caller gave up on it (a cancel). */
+  signal: AbortSignal;
 }
 
 export interface Outbound {
@@ -76,6 +78,7 @@ export function interceptOutbound(): Outbound {
           messages: body.messages,
           tools: tools.map((t) => t.function.name),
           toolDescriptions: Object.fromEntries(tools.map((t) => [t.function.name, t.function.description ?? ""])),
+          signal: request.signal,
         };
         outbound.modelCalls.push(call);
         return outbound.model(call);

@@ -1,0 +1,65 @@
+import type { ModelMessage } from "ai";
+import type { AgentConfig } from "../agent/config.js";
+import type { ConversationStore, ConversationWindow, EntryRow } from "../db/conversation-store.js";
+
+/** A stored entry back in the model's form (the store keeps it as the JSON the model read). */
+const messageOf = (row: EntryRow) => JSON.parse(row.messageJson) as ModelMessage;
+
+/** A compaction's summary, as stored. */
+interface Summary {
+  text: string;
+}
+
+/** The model request's messages for a turn: the summary (under the agent's heading), the committed tail, the turn's own. */
+export function windowMessages(window: ConversationWindow, summaryHeading: string): ModelMessage[] {
+  const messages: ModelMessage[] = [];
+  if (window.summary) messages.push({ role: "user", content: `${summaryHeading}\n${(JSON.parse(window.summary.messageJson) as Summary).text}` });
+  for (const row of [...window.committed, ...window.own]) messages.push(messageOf(row));
+  return messages;
+}
+
+/** How long a compaction may hold its conversation's lease before another may take over. */
+const COMPACTION_LEASE_MS = 5 * 60_000;
+
+export interface CompactionDeps {
+  store: ConversationStore;
+  conversationId: string;
+  history: AgentConfig["history"];
+  /** The agent's instructions for the summary. */
+  instructions: string;
+  /** One model call: instructions and a transcript in, the summary out ("" when it failed). */
+  summarize: (instructions: string, transcript: string) => Promise<string>;
+  /** Hears the raw messages a compaction folds, before they go. Must not throw. */
+  onDisplaced: (messages: ModelMessage[]) => Promise<void>;
+  now?: () => number;
+}
+
+/**
+ * Folds a conversation's older turns into a summary once its unfolded turns
+ * pass the agent's threshold, keeping the newest turns verbatim. At most one
+ * compaction runs per conversation (a lease in the store); the folded
+ * messages are announced to the plugins, then deleted, so a conversation's
+ * storage stays bounded as it grows. Returns whether it folded anything.
+ */
+export async function compactConversation(deps: CompactionDeps): Promise<boolean> {
+  const { store, conversationId, history } = deps;
+  if (store.unfoldedTokens(conversationId) <= history.compactAfterTokens) return false;
+  const now = (deps.now ?? Date.now)();
+  if (!store.claimCompaction(conversationId, now + COMPACTION_LEASE_MS)) return false;
+  try {
+    const folded = store.foldable(conversationId, history.keepRecentTokens);
+    if (folded.length === 0) return false;
+    const previous = store.window(conversationId, "", 0).summary;
+    const transcript = [
+      ...(previous ? [JSON.stringify({ summary: (JSON.parse(previous.messageJson) as Summary).text })] : []),
+      ...folded.map((row) => row.messageJson),
+    ].join("\n");
+    const text = (await deps.summarize(deps.instructions, transcript)).trim();
+    if (!text) return false;
+    await deps.onDisplaced(folded.map(messageOf));
+    store.folded(conversationId, { text } satisfies Summary, folded.at(-1)!.id);
+    return true;
+  } finally {
+    store.releaseCompaction(conversationId);
+  }
+}

@@ -1,0 +1,52 @@
+import type { ToolSet } from "ai";
+import { jcs } from "../a2a/jcs.js";
+import type { ToolJournal } from "../db/tool-journal.js";
+
+export interface JournalOptions {
+  journal: ToolJournal;
+  taskId: string;
+  /**
+   * Where in the turn this exchange is: the round and how many of the turn's
+   * own messages came before it. A re-run from the same point (a retried
+   * step, the fallback model) names the same calls; a later one, new ones.
+   */
+  point: string;
+  /** What the model is told for a call that started and never finished (the agent's words). */
+  interrupted: (toolName: string) => unknown;
+}
+
+/**
+ * Every tool, journaled: a call is recorded before it runs and its
+ * (redacted) result before the model continues. The n-th call of a tool with
+ * the same input at the same point of the turn is the same call: recorded
+ * finished, it gets its result back without running; recorded and never
+ * finished (the object died during it), it is reported as interrupted and
+ * never run again.
+ */
+export function journaled(tools: ToolSet, options: JournalOptions): ToolSet {
+  const occurrences = new Map<string, number>();
+  const wrapped: ToolSet = {};
+  for (const [toolName, tool] of Object.entries(tools)) {
+    const execute = tool.execute;
+    if (!execute) {
+      wrapped[toolName] = tool;
+      continue;
+    }
+    wrapped[toolName] = {
+      ...tool,
+      execute: async (input: unknown, callOptions: unknown) => {
+        const base = `${options.point}:${toolName}:${jcs(input ?? null)}`;
+        const occurrence = occurrences.get(base) ?? 0;
+        occurrences.set(base, occurrence + 1);
+        const key = `${base}#${occurrence}`;
+        const recorded = options.journal.get(options.taskId, key);
+        if (recorded?.status === "finished") return JSON.parse(recorded.outputJson ?? "null");
+        if (recorded || !options.journal.start(options.taskId, key, toolName)) return options.interrupted(toolName);
+        const output = await (execute as (i: unknown, o: unknown) => unknown)(input, callOptions);
+        options.journal.finish(options.taskId, key, output);
+        return output;
+      },
+    } as ToolSet[string];
+  }
+  return wrapped;
+}
