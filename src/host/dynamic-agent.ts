@@ -11,7 +11,8 @@ import type { AgentPlugin, PluginHost } from "../plugin/contract.js";
 import { createAgentRuntime, type AgentRuntime } from "../plugin/runtime.js";
 import { AgentNotStarted } from "./errors.js";
 import { compactConversation } from "./conversation.js";
-import { TaskAgent, type AgentEnv, type LifecycleLimits, type LifecycleWords, type RoundStep, type TurnContext } from "./task-agent.js";
+import type { AgentEnv, LifecycleLimits, LifecycleWords, RoundStep, TurnContext } from "./lifecycle.js";
+import { TaskAgent } from "./task-agent.js";
 
 /** A subtask's question waiting for the human. */
 export interface SubtaskAsk {

@@ -1,8 +1,7 @@
 import { Agent } from "agents";
-import { agentStartFailed, invalidParams, quotaExceeded, taskNotCancelable, taskNotFound, toRpcErrorValue, unsupportedOperation } from "../a2a/errors.js";
+import { agentStartFailed, invalidParams, quotaExceeded, taskNotCancelable, taskNotFound, toRpcErrorValue } from "../a2a/errors.js";
 import { MAX_PUSH_CONFIGS_PER_TASK } from "../a2a/push-config.js";
 import { TERMINAL_STATE_NAMES } from "../a2a/wire.js";
-import type { ModelEnv } from "../agent/model-config.js";
 import {
   accepted,
   refused,
@@ -28,54 +27,16 @@ import {
 import { AgentDB } from "../db/agent-db.js";
 import { ConfigError } from "../errors/index.js";
 import type { TaskRow } from "../db/task-store.js";
-import type { HitlWords } from "../agent/policy.js";
 import type { HitlRow } from "../db/hitl-store.js";
-import { answerOf, type HitlTarget, type RequestBody } from "./hitl.js";
-import { answer, eventTypeOf, expire, park, requestIdOf } from "./parking.js";
+import type { HitlTarget, RequestBody } from "./hitl.js";
+import { eventTypeOf, expire, park, requestIdOf } from "./parking.js";
+import type { AgentEnv, LifecycleLimits, LifecycleWords, RoundStep, TurnContext } from "./lifecycle.js";
+import { continueTask, type Continued } from "./multi-turn.js";
+import { pushConfigOf, withConfigIds } from "./push-config-ids.js";
 import { reconcileTurns, type ReconcileAction } from "./reconcile-turns.js";
 import { DEFAULT_RECOVERY_POLICY, type RecoveryPolicy } from "./recovery-policy.js";
 import { SelfOrigin } from "./self-origin.js";
 import { agentMessage, requestText, shapeTask, submittedTask, taskOf, terminalTask, toWrite, withState } from "./task-wire.js";
-
-/** The bindings and variables the caller's object reads. */
-export interface AgentEnv extends ModelEnv {
-  /** Where accepted turns run; the object restarts an instance that errored or vanished. */
-  TURN_WORKFLOW?: Workflow<TurnParams>;
-}
-
-/** What a round of a turn is handed. */
-export interface TurnContext {
-  task: TaskJson;
-  /** The text of the message that opened the task. */
-  text: string;
-  /** This deployment's origin (see `requireSelfOrigin`). */
-  origin: string;
-}
-
-/** The words the lifecycle itself says (from the agent's policy). */
-export interface LifecycleWords {
-  abandoned: string;
-  unfinished: string;
-  canceled: string;
-  hitl: HitlWords;
-}
-
-/** The bounds the lifecycle keeps (from the agent's config). */
-export interface LifecycleLimits {
-  maxInFlightTurns: number;
-  retention: { finishedTaskDays: number; messageIdDays: number };
-  /** How long a request to a human waits before it expires. */
-  hitlExpiresAfterMs: number;
-}
-
-/** What a round of the agent's loop came to, as the lifecycle handles it. */
-export type RoundStep =
-  | { kind: "done"; outcome: TurnOutcome }
-  | { kind: "continue"; text: string }
-  /** The round waits for a human: the lifecycle parks the task on this request. */
-  | { kind: "ask"; target: HitlTarget; body: RequestBody }
-  /** The turn's signal aborted the round (the task was canceled). */
-  | { kind: "canceled" };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Retention deletes at most this many rows per pass, then comes back at once for more. */
@@ -188,7 +149,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const instanceId = await turnInstanceId(agentId, messageId);
     // From here to the end of the block nothing awaits, so the task and its
     // turn record are written together and no retry can interleave.
-    const verdict = settle((): Begun & { answered?: HitlRow } => {
+    const verdict = settle((): Continued => {
       const existing = this.agentDb.tasks.byMessageId(messageId);
       if (existing) {
         // A retry: nothing new. A turn still open is named again, so the edge
@@ -200,7 +161,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       if (this.agentDb.tasks.wasAccepted(messageId)) {
         throw taskNotFound(`(of messageId ${JSON.stringify(messageId)}: it was accepted here, finished, and has since been deleted)`);
       }
-      if (input.message.taskId) return this.#continue(input);
+      if (input.message.taskId) return continueTask(this.agentDb, input, Date.now());
       const { maxInFlightTurns } = this.lifecycleLimits();
       const inFlight = this.agentDb.turns.size;
       if (inFlight >= maxInFlightTurns) {
@@ -228,40 +189,6 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     if (verdict.ok) await this.#armRetention();
     if (verdict.ok && verdict.value.answered) await this.#wake(verdict.value.answered);
     return verdict.ok ? accepted({ task: verdict.value.task, ...(verdict.value.turn ? { turn: verdict.value.turn } : {}) }) : verdict;
-  }
-
-  /**
-   * A message naming a task (CONTRACT's multi-turn rules): unknown → -32001;
-   * another context → -32602; terminal → -32004; waiting for a human → the
-   * answer (first wins; a repeat or a loser gets the task as it is); busy →
-   * -32004 with the task's state, unless it repeats an answer already taken.
-   */
-  #continue(input: BeginTask): Begun & { answered?: HitlRow } {
-    const taskId = input.message.taskId!;
-    const row = this.agentDb.tasks.get(taskId);
-    if (!row) throw taskNotFound(taskId);
-    if (input.message.contextId && input.message.contextId !== row.contextId) {
-      throw invalidParams(`params.message.contextId differs from the context of task ${JSON.stringify(taskId)}`);
-    }
-    const shape = (task: TaskJson) => shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true });
-    const task = taskOf(row);
-    // An answer to a request already settled (a repeat, a loser, a late one): the task as it is, whatever its state.
-    const repeat = answerOf(input.message).requestId;
-    const settled = repeat ? this.agentDb.hitl.get(repeat) : undefined;
-    if (settled && settled.taskId === taskId && settled.status !== "open") return { task: shape(task) };
-    if (this.agentDb.tasks.isFinal(row.state)) {
-      throw unsupportedOperation(`Task ${JSON.stringify(taskId)} is ${row.state}: it takes no more messages; send one without taskId to start a new task`, {
-        taskState: row.state,
-      });
-    }
-    if (row.state !== "TASK_STATE_INPUT_REQUIRED") {
-      throw unsupportedOperation(`Task ${JSON.stringify(taskId)} is ${row.state} and is not waiting for input`, { taskState: row.state });
-    }
-    const now = Date.now();
-    const verdict = answer(this.agentDb, task, input.message, input.caller ?? { key: "" }, now);
-    this.agentDb.tasks.recordMessage(input.message.messageId, taskId);
-    if (verdict.kind === "unchanged") return { task: shape(verdict.task) };
-    return { task: shape(verdict.task), answered: verdict.request };
   }
 
   async getTask(query: TaskQuery): Promise<Verdict<TaskJson>> {
@@ -633,11 +560,3 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     }
   }
 }
-
-/** A push config as stored and announced: its own id (assigned when absent) and its task's. */
-function withConfigIds(config: PushConfigJson, taskId: string): PushConfigJson & { id: string } {
-  const { tenant: _tenant, ...rest } = config;
-  return { ...rest, id: config.id || crypto.randomUUID(), taskId };
-}
-
-const pushConfigOf = (json: string) => JSON.parse(json) as PushConfigJson;
