@@ -1,7 +1,7 @@
 import type { DynamicAgentClass } from "agents";
 import type { SubtaskRow } from "../db/subtask-store.js";
 import { DynamicAgent, type SubtaskAnswer, type SubtaskAsk } from "../host/dynamic-agent.js";
-import type { AgentEnv } from "../host/task-agent.js";
+import type { AgentEnv } from "../host/lifecycle.js";
 import type { RecipeSubagentBase } from "../subagent/recipe-subagent.js";
 import type { SubtaskQuestion, SubtaskRunResult } from "../boundary/index.js";
 import { runBounded } from "./bounded.js";
