@@ -16,7 +16,7 @@ import { listen } from "../scripts/dev/http.mjs";
 import { describeMachine } from "./lib/machine.mjs";
 import { summarize } from "./lib/stats.mjs";
 import { spawnWorker } from "./lib/worker.mjs";
-import { chatCompletionBody } from "../src/testing/chat-completion.ts";
+import { chatCompletionBody, chatCompletionReply } from "../src/testing/chat-completion.ts";
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const TURNS = Number(process.env.BENCH_ROUND_TURNS ?? 12);
@@ -47,10 +47,11 @@ async function startServer(publicJwk) {
   let origin = "";
   const waiting = new Map();
   const counts = { model: 0, pages: 0, delegations: 0 };
-  /** @param {import("node:http").ServerResponse} res @param {import("../src/testing/chat-completion.ts").ChatReply} answer */
-  const reply = (res, answer) => {
-    res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify(chatCompletionBody(answer, "bench")));
+  /** @param {import("node:http").ServerResponse} res @param {import("../src/testing/chat-completion.ts").ChatReply} answer @param {boolean} stream */
+  const reply = (res, answer, stream) => {
+    const sent = chatCompletionReply(chatCompletionBody(answer, "bench"), stream);
+    res.setHeader("content-type", sent.contentType);
+    res.end(sent.body);
   };
   const server = createServer(async (req, res) => {
     let body = "";
@@ -62,7 +63,7 @@ async function startServer(publicJwk) {
     if (req.url === "/v1/chat/completions") {
       const request = JSON.parse(body);
       const text = (m) => (typeof m?.content === "string" ? m.content : Array.isArray(m?.content) ? m.content.map((p) => p.text ?? "").join("") : "");
-      if (text(request.messages[0]).startsWith("Summarise")) return reply(res, { content: "It says 42." });
+      if (text(request.messages[0]).startsWith("Summarise")) return reply(res, { content: "It says 42." }, request.stream === true);
       // The caller's session goes on across turns: this turn's request is the last one.
       const user = [...request.messages].reverse().find((m) => m.role === "user" && text(m).startsWith("bench"));
       const plan = (text(user).match(/plan: ([\d,]*)/)?.[1] ?? "").split(",").filter(Boolean).map(Number);
@@ -75,9 +76,9 @@ async function startServer(publicJwk) {
           type: "read_page",
           params: { url: `${origin}/page-${done}-${i}`, question: "what does it say?" },
         }));
-        return reply(res, { toolCalls: [{ name: "delegate", arguments: { subtasks } }] });
+        return reply(res, { toolCalls: [{ name: "delegate", arguments: { subtasks } }] }, request.stream === true);
       }
-      return reply(res, { content: "done" });
+      return reply(res, { content: "done" }, request.stream === true);
     }
     if (req.url === NOTIFY_PATH) {
       const push = JSON.parse(body);
@@ -127,7 +128,7 @@ async function main() {
       const { result, error } = await jsonRpc(endpoint, token, "SendMessage", {
         tenant: "researcher",
         message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: `bench plan: ${plan.join(",")}` }] },
-        configuration: { taskPushNotificationConfig: { url: `${server.origin}${NOTIFY_PATH}`, token: "t" } },
+        configuration: { returnImmediately: true, taskPushNotificationConfig: { url: `${server.origin}${NOTIFY_PATH}`, token: "t" } },
       });
       if (error) throw new Error(`SendMessage: ${error.message}`);
       const task = await Promise.race([

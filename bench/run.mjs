@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench`: measures the zero-trust edge against a real local workerd.
 // See bench/README.md for what each figure means.
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exportJWK, generateKeyPair } from "jose";
@@ -13,6 +13,7 @@ import { compare, runPool } from "./lib/load.mjs";
 import { describeMachine } from "./lib/machine.mjs";
 import { sleep } from "./lib/net.mjs";
 import { renderReadme, renderText } from "./lib/report.mjs";
+import { soakSectionOf } from "./lib/soak-report.mjs";
 import { ratio } from "./lib/stats.mjs";
 import { measureTurns } from "./lib/turns.mjs";
 
@@ -289,7 +290,10 @@ async function writeOutputs(results) {
   const resultsDir = join(BENCH_DIR, "results");
   await mkdir(resultsDir, { recursive: true });
   await writeFile(join(resultsDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
-  await writeFile(join(BENCH_DIR, "README.md"), renderReadme(results));
+  const readme = join(BENCH_DIR, "README.md");
+  // The soak's section is `npm run bench:soak`'s to write: kept as it stands.
+  const soak = soakSectionOf(await readFile(readme, "utf8").catch(() => ""));
+  await writeFile(readme, renderReadme(results, soak));
 }
 
 async function main() {

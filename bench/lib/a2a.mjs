@@ -54,14 +54,15 @@ export function a2aCaller({ origin, token }) {
       return () => post(body);
     },
     /**
-     * A new task (a fresh messageId each call) whose outcome is pushed to `pushUrl` with `token`.
+     * A new task (a fresh messageId unless one is given: a retry names the
+     * earlier one) whose outcome is pushed to `pushUrl` with `token`.
      * @param {string} text
      * @param {string} pushUrl
      */
-    sendMessage: (text, pushUrl, notificationToken = "t") =>
+    sendMessage: (text, pushUrl, notificationToken = "t", messageId = randomUUID()) =>
       call("SendMessage", {
-        message: { messageId: randomUUID(), role: "ROLE_USER", parts: [{ text }] },
-        configuration: { taskPushNotificationConfig: { url: pushUrl, token: notificationToken } },
+        message: { messageId, role: "ROLE_USER", parts: [{ text }] },
+        configuration: { returnImmediately: true, taskPushNotificationConfig: { url: pushUrl, token: notificationToken } },
       }),
   };
 }

@@ -5,7 +5,7 @@ import { JWKS_PATH, MAX_TOKEN_LIFETIME_SECONDS } from "../../src/a2a/wire.ts";
 import { makeGatekeeperToken } from "../../src/testing/gatekeeper-token.ts";
 import { NOTIFY_PATH } from "../../scripts/dev/gatekeeper.mjs";
 import { closeServer, listen, readBody } from "../../scripts/dev/http.mjs";
-import { chatCompletionBody } from "../../src/testing/chat-completion.ts";
+import { chatCompletionBody, chatCompletionEvents } from "../../src/testing/chat-completion.ts";
 
 export const TENANT = "assistant";
 const MAX_BODY = 1024 * 1024;
@@ -34,8 +34,14 @@ const lastTag = (body) => [...body.matchAll(TURN_TAG)].at(-1)?.[1];
  * the rest shows background traffic that could disturb a measurement.
  * Observers (`observe`) see each model call and push with its timestamps
  * (`performance.now()` of this process), which is how turns are timed.
+ *
+ * `answerModel` and `answerPush` replace the default answers (lib/kill-under-load.mjs
+ * injects failures and plays a tool-calling model with them):
+ * `answerModel(body)` returns the HTTP status and JSON text of a completion,
+ * `answerPush({ url, headers, body })` the status a push is answered with.
+ * @param {{ answerModel?: (body: string) => { status: number, body: string }, answerPush?: (push: { url: URL, headers: import("node:http").IncomingHttpHeaders, body: string }) => number }} [options]
  */
-export async function startGatekeeper() {
+export async function startGatekeeper({ answerModel, answerPush } = {}) {
   const { privateKey, publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
   const kid = `bench-gatekeeper-${Date.now()}`;
   const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid, alg: "EdDSA", use: "sig" }] });
@@ -44,7 +50,7 @@ export async function startGatekeeper() {
   /** When each JWKS fetch came (ISO): a burst says which part of the run missed the cache. */
   const jwksFetchedAt = [];
 
-  const server = createServer((req, res) => handle(req, res, { jwks, counts, observers, jwksFetchedAt }));
+  const server = createServer((req, res) => handle(req, res, { jwks, counts, observers, jwksFetchedAt, answerModel, answerPush }));
   server.keepAliveTimeout = 30_000;
   const port = await listen(server, 0, "the bench gatekeeper", "");
 
@@ -94,8 +100,8 @@ export async function startGatekeeper() {
      * call (t2: its request's headers reached this server, read: its body
      * had too, t3: the reply was handed to the kernel; `tag` from TURN_TAG,
      * or undefined; `bytes` of the request body) and `observer.onPush({url, headers,
-     * body, t4})` for every push (t4: its body had fully arrived). Returns
-     * the function that stops it.
+     * body, t4, status})` for every push (t4: its body had fully arrived;
+     * status: what it was answered). Returns the function that stops it.
      */
     observe: (observer) => {
       observers.add(observer);
@@ -105,7 +111,7 @@ export async function startGatekeeper() {
   };
 }
 
-function handle(req, res, { jwks, counts, observers, jwksFetchedAt }) {
+function handle(req, res, { jwks, counts, observers, jwksFetchedAt, answerModel, answerPush }) {
   const arrived = performance.now();
   const url = new URL(req.url, "http://x");
   const path = url.pathname;
@@ -119,8 +125,9 @@ function handle(req, res, { jwks, counts, observers, jwksFetchedAt }) {
     counts.notifications++;
     return withBody(req, (body) => {
       const t4 = performance.now();
-      reply(res, 200, "{}");
-      for (const o of observers) o.onPush?.({ url, headers: req.headers, body, t4 });
+      const status = answerPush?.({ url, headers: req.headers, body }) ?? 200;
+      reply(res, status, status === 200 ? "{}" : JSON.stringify({ error: "unavailable" }));
+      for (const o of observers) o.onPush?.({ url, headers: req.headers, body, t4, status });
     });
   }
   if (req.method === "POST" && path === "/v1/chat/completions") {
@@ -130,10 +137,20 @@ function handle(req, res, { jwks, counts, observers, jwksFetchedAt }) {
       const tag = lastTag(body);
       // Zero latency: the reply goes out as soon as the request is read. It
       // names the turn, so a push can be checked to carry this very answer.
-      reply(res, 200, completion(tag ? `ok ${tag}` : "ok"), () => {
-        const t3 = performance.now();
-        for (const o of observers) o.onModel?.({ tag, t2: arrived, read, t3, bytes: Buffer.byteLength(body) });
-      });
+      const answer = answerModel?.(body) ?? { status: 200, body: completion(tag ? `ok ${tag}` : "ok") };
+      // The agents stream their answers: a completion goes out as the events it streams as.
+      const streamed = answer.status === 200 && wantsStream(body);
+      const sent = streamed ? chatCompletionEvents(JSON.parse(answer.body)) : answer.body;
+      reply(
+        res,
+        answer.status,
+        sent,
+        () => {
+          const t3 = performance.now();
+          for (const o of observers) o.onModel?.({ tag, t2: arrived, read, t3, bytes: Buffer.byteLength(body) });
+        },
+        streamed ? "text/event-stream" : "application/json",
+      );
     });
   }
   counts.other++;
@@ -146,9 +163,18 @@ function withBody(req, done) {
 }
 
 /** `written`, if given, runs once the reply has been handed to the kernel. */
-function reply(res, status, body, written) {
-  res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) });
+function reply(res, status, body, written, contentType = "application/json") {
+  res.writeHead(status, { "Content-Type": contentType, "Content-Length": Buffer.byteLength(body) });
   res.end(body, written);
+}
+
+/** Whether a chat-completions request body asks for `stream: true`. @param {string} body */
+function wantsStream(body) {
+  try {
+    return JSON.parse(body).stream === true;
+  } catch {
+    return false;
+  }
 }
 
 /** @param {string} content */

@@ -4,7 +4,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { endpointOf } from "../../src/a2a/wire.ts";
+import { groupAlive } from "../../scripts/dev/wrangler.mjs";
 import { a2aCaller } from "./a2a.mjs";
+import { sleep } from "./net.mjs";
 import { spawnWorker } from "./worker.mjs";
 
 /** Open files a finished turn leaves in workerd: its Workflow instance's SQLite (db, -wal, -shm), measured at 3.2. */
@@ -30,8 +32,16 @@ const BYTES_PER_TURN = 0.45 * 2 ** 20;
  * collector (every invocation's tail events written to SQLite, for the local
  * explorer) is switched off for the same reason: it is dev tooling with no
  * part in what a request costs.
+ *
+ * `kill` is the crash instead of the orderly restart: SIGKILL to the whole
+ * process group mid-whatever, then a fresh process on the same port and
+ * storage (lib/kill-under-load.mjs). With `logDir`, each process's wrangler output is
+ * kept there as `wrangler-<n>.log`.
+ * @param {{ root: string, vars: Record<string, string>, secrets: Record<string, string> & { A2A_SIGNING_KEY: string },
+ *   gatekeeper: { tokenFor: (audience: string, identityKey: string) => () => Promise<string> }, expectedTurns: number,
+ *   stateDir?: string, turnsPerWorker?: number, logDir?: string }} options
  */
-export async function createHost({ root, vars, secrets, gatekeeper, stateDir, turnsPerWorker, expectedTurns }) {
+export async function createHost({ root, vars, secrets, gatekeeper, stateDir, turnsPerWorker, expectedTurns, logDir }) {
   const base = stateDir ?? defaultStateDir(expectedTurns * BYTES_PER_TURN);
   const persistTo = await mkdtemp(join(base, "a2a-bench-"));
   const env = { X_LOCAL_OBSERVABILITY: "false" };
@@ -46,8 +56,12 @@ export async function createHost({ root, vars, secrets, gatekeeper, stateDir, tu
     return worker;
   };
 
-  const spawn = async () => {
-    const started = await spawnWorker({ root, vars, secrets, persistTo, env });
+  const logFiles = [];
+  /** @param {number} [port] where to answer; a free port when absent */
+  const spawn = async (port) => {
+    const logFile = logDir ? join(logDir, `wrangler-${stats.workers + 1}.log`) : undefined;
+    if (logFile) logFiles.push(logFile);
+    const started = await spawnWorker({ root, vars, secrets, persistTo, env, port, logFile });
     worker = started;
     stats.workers++;
     turnsHere = 0;
@@ -105,6 +119,25 @@ export async function createHost({ root, vars, secrets, gatekeeper, stateDir, tu
       await stopWorker();
       await spawn();
     },
+    /**
+     * SIGKILLs the running process's whole group (wrangler, workerd, the
+     * Workflows engine in it) with no warning, and resolves once it is gone;
+     * `start(port)` then brings a fresh one up on the same port and storage,
+     * so callers' tokens (whose `aud` names the port) stay valid.
+     */
+    kill: async () => {
+      const w = running();
+      stats.reloads += w.state.reloads;
+      worker = null;
+      const pgid = /** @type {number} */ (w.pid);
+      process.kill(-pgid, "SIGKILL");
+      for (let i = 0; i < 100 && groupAlive(pgid); i++) await sleep(100);
+      if (groupAlive(pgid)) throw new Error(`process group ${pgid} outlived SIGKILL by 10 s`);
+      await w.stop(); // nothing left to signal: removes its secrets file and closes its log
+      return w.port;
+    },
+    /** wrangler's output of each process so far, in order (with `logDir`). */
+    logFiles,
     stop: async () => {
       await stopWorker();
       await rm(persistTo, { recursive: true, force: true });
@@ -131,17 +164,21 @@ function defaultStateDir(neededBytes) {
   return tmpdir();
 }
 
-/** Turns one workerd can run, from the open-file limit it inherits from this process. */
-function turnBudget() {
-  let limit = 1024;
+/** Turns one workerd can run, from the open-file limit it inherits from this process (or `limit`). */
+export function turnBudget(limit = openFileLimit().soft) {
+  return Math.max(100, Math.floor((limit * FD_SHARE_FOR_TURNS) / FDS_PER_TURN));
+}
+
+/** This process's open-file limit, soft and hard; the common default where /proc does not say. */
+export function openFileLimit() {
+  const number = (v) => (v === "unlimited" ? 1_000_000 : Number(v) || 1024);
   try {
     const line = readFileSync("/proc/self/limits", "utf8")
       .split("\n")
       .find((l) => l.startsWith("Max open files"));
-    const soft = line?.split(/\s{2,}/)[1]; // "Max open files  <soft>  <hard>  files"
-    limit = soft === "unlimited" ? 1_000_000 : Number(soft) || limit;
+    const [, soft, hard] = line?.split(/\s{2,}/) ?? []; // "Max open files  <soft>  <hard>  files"
+    return { soft: number(soft), hard: number(hard) };
   } catch {
-    // not Linux: assume the common default
+    return { soft: 1024, hard: 1024 }; // not Linux: assume the common default
   }
-  return Math.max(100, Math.floor((limit * FD_SHARE_FOR_TURNS) / FDS_PER_TURN));
 }

@@ -34,12 +34,12 @@ function packageVersion(root, name) {
   }
 }
 
-/** The commit measured, and whether the code differs from it (bench/ itself does not count: it measures, it is not measured). */
+/** The commit measured, and whether the code differs from it (bench/ and test/ do not count: they measure, they are not measured). */
 function gitCommit(root) {
   const git = (...args) => execFileSync("git", args, { cwd: root, encoding: "utf8", timeout: 5_000, stdio: ["ignore", "pipe", "ignore"] }).trim();
   try {
     const commit = git("rev-parse", "--short", "HEAD");
-    const dirty = git("status", "--porcelain", "--", ".", ":(exclude)bench", ":(exclude)node_modules") !== "";
+    const dirty = git("status", "--porcelain", "--", ".", ":(exclude)bench", ":(exclude)test", ":(exclude)node_modules") !== "";
     return dirty ? `${commit} + uncommitted changes` : commit;
   } catch {
     return null; // no commit yet, or not a checkout

@@ -224,7 +224,8 @@ export function renderText(r) {
   return parts.join("\n");
 }
 
-export function renderReadme(r) {
+/** `soak`: the README's soak section as it stands (see soak-report.mjs), kept at its end. */
+export function renderReadme(r, soak = "") {
   const c = r.config;
   const figures = sections(r)
     .map((s) => `#### ${s.title}\n\n${mdTable(s.headers, s.rows)}${s.note ? `\n\n${s.note}` : ""}`)
@@ -450,6 +451,10 @@ For a quick check: \`BENCH_N=300 BENCH_SEQ_N=100 BENCH_LIST_N=50 BENCH_TURNS=60 
 (it rewrites this README too). \`BENCH_LARGE_TASKS=4000\` stays below the slow-down past 5,000
 turns and takes about 7 minutes.
 
+\`npm run bench:soak\` is a separate run: turns from many callers with failures injected and the
+Worker killed and restarted part-way, for recovery rather than speed. It writes its own section,
+"Soak and recovery" at the end of this README, which \`npm run bench\` keeps as it is.
+
 ## Figures of the last run
 
 ${r.date} on ${machineLine(r.machine)}${r.machine.commit ? `, commit ${r.machine.commit}` : ""}.
@@ -457,5 +462,5 @@ The run took ${r.durationS.toFixed(0)} s. The gatekeeper saw ${gatekeeperLine(r.
 The Worker ran as ${workerLine(r.worker)}.
 ${warned.length ? `\n**Warnings:**\n\n${warned.map((w) => `- ${w}`).join("\n")}\n` : ""}
 ${figures}
-`;
+${soak ? `\n${soak}\n` : ""}`;
 }

@@ -161,7 +161,7 @@ export async function measureTurns({ caller, gatekeeper, workerOrigin, count, co
  * own JWKS: signed by it, `iss` its origin, `aud` the push URL without its
  * query. A handful at most: a token is reused while it has time left.
  */
-async function verifyCallbackTokens(tokens, { workerOrigin, pushUrl }) {
+export async function verifyCallbackTokens(tokens, { workerOrigin, pushUrl }) {
   const keys = createLocalJWKSet(JSON.parse(await getJson(jwksUrlOf(workerOrigin))));
   const failures = [];
   for (const token of tokens) {
@@ -176,13 +176,26 @@ async function verifyCallbackTokens(tokens, { workerOrigin, pushUrl }) {
 
 const tokenOf = (turn) => `n-${turn.tag}`;
 
-function checkPush(turn, headers, text, bearerTokens) {
-  const problem = (p) => turn.problems.push(p);
-  if (headers["content-type"] !== A2A_JSON) problem(`push Content-Type ${headers["content-type"]}`);
+/**
+ * What is wrong with a push's headers: its media type, its Bearer JWT (collected into
+ * `bearerTokens`, to be verified once each) and the push config's notification token.
+ * @param {import("node:http").IncomingHttpHeaders} headers
+ * @param {string} notificationToken
+ * @param {Set<string>} bearerTokens
+ */
+export function pushHeaderProblems(headers, notificationToken, bearerTokens) {
+  const problems = [];
+  if (headers["content-type"] !== A2A_JSON) problems.push(`push Content-Type ${headers["content-type"]}`);
   const bearer = /^Bearer (\S+)$/.exec(headers.authorization ?? "")?.[1];
   if (bearer) bearerTokens.add(bearer);
-  else problem("push without a Bearer token");
-  if (headers[NOTIFICATION_TOKEN_HEADER] !== tokenOf(turn)) problem(`push carried notification token ${headers[NOTIFICATION_TOKEN_HEADER]}`);
+  else problems.push("push without a Bearer token");
+  if (headers[NOTIFICATION_TOKEN_HEADER] !== notificationToken) problems.push(`push carried notification token ${headers[NOTIFICATION_TOKEN_HEADER]}`);
+  return problems;
+}
+
+function checkPush(turn, headers, text, bearerTokens) {
+  const problem = (p) => turn.problems.push(p);
+  turn.problems.push(...pushHeaderProblems(headers, tokenOf(turn), bearerTokens));
   let task;
   try {
     task = JSON.parse(text).task;

@@ -14,14 +14,16 @@ import { spawnWrangler } from "../../scripts/dev/wrangler.mjs";
  * Durable Object storage goes to a fresh temporary directory: every run starts
  * from empty callers, and the bench never writes into a developer's
  * `.wrangler/state`. Pass `persistTo` to start on the storage of an earlier
- * worker instead (its owner removes it); otherwise `stop` removes it.
- * @param {{ root: string, vars: Record<string, string>, secrets: Record<string, string> & { A2A_SIGNING_KEY: string }, persistTo?: string, env?: Record<string, string> }} options
+ * worker instead (its owner removes it); otherwise `stop` removes it. Pass
+ * `port` to answer where an earlier worker did (a free one otherwise), and
+ * `logFile` to keep wrangler's whole output.
+ * @param {{ root: string, vars: Record<string, string>, secrets: Record<string, string> & { A2A_SIGNING_KEY: string }, persistTo?: string, env?: Record<string, string>, port?: number, logFile?: string }} options
  */
-export async function spawnWorker({ root, vars, secrets, persistTo: given, env = {} }) {
-  const port = await freePort();
+export async function spawnWorker({ root, vars, secrets, persistTo: given, env = {}, port: fixedPort, logFile }) {
+  const port = fixedPort ?? (await freePort());
   const inspectorPort = await freePort();
   const persistTo = given ?? (await mkdtemp(join(tmpdir(), "a2a-bench-")));
-  const wrangler = spawnWrangler({ root, port, inspectorPort, vars, secrets, persistTo, env });
+  const wrangler = spawnWrangler({ root, port, inspectorPort, vars, secrets, persistTo, env, logFile });
   const { kid, x } = JSON.parse(secrets.A2A_SIGNING_KEY);
   return {
     port,

@@ -1,32 +1,95 @@
 // The chat of `npm start`: each line is a turn to the current tenant, through
-// the dev gatekeeper; the answer is the verified push. Also the one-shot mode
-// (`--once "text"`).
+// the dev gatekeeper; the answer is the verified push. Each tenant has one
+// conversation (its turns carry the contextId of the one before) until /new.
+// A turn that asks for input (an approval, a choice, a question) is shown,
+// and the next line answers it. Also the one-shot mode (`--once "text"`).
 import { clearLine, createInterface, cursorTo } from "node:readline";
-import { RpcFailed, messageText, replyText, stateLabel } from "./session.mjs";
+import { RpcFailed, hitlRequestOf, messageText, replyText, stateLabel } from "./session.mjs";
 import { printable } from "./terminal.mjs";
 
 const HELP = [
-  "Type a message and press Enter: it goes to the current tenant as one A2A turn.",
+  "Type a message and press Enter: it goes to the current tenant as one A2A turn, in the tenant's conversation.",
+  "When the agent asks (an approval, a choice, a question), your next line is the answer:",
+  "  approve | yes | y, or reject | no | n [reason]; a choice's number or id; a question's answer in your words.",
   "  /tenant [name]   show or switch the tenant",
+  "  /new             start a new conversation with the current tenant",
   "  /tasks           list your tasks at the current tenant",
   "  /cancel          cancel the running turn",
   "  /help            this help",
   "  /quit            stop everything and leave (Ctrl-C and Ctrl-D too)",
 ].join("\n");
 
+/** `--once`'s exit code when the turn asks for input, which it cannot answer. */
+export const NEEDS_INPUT_EXIT = 3;
+
 const short = (id) => String(id).slice(0, 8);
 
 /**
  * What the chat needs of a session (session.mjs `createSession`).
  * @typedef {ReturnType<typeof import("./session.mjs").createSession>} Session
+ * @typedef {import("./session.mjs").HitlRequest} HitlRequest
+ * @typedef {import("./session.mjs").HitlAnswer} HitlAnswer
  * @typedef {Pick<Session, "send" | "getTask">} OnceSession
- * @typedef {Pick<Session, "send" | "listTasks" | "cancel" | "onOtherPush"> & { gatekeeperEvents?: import("node:events").EventEmitter }} ChatSession
+ * @typedef {Pick<Session, "send" | "answer" | "listTasks" | "cancel" | "onOtherPush"> & { gatekeeperEvents?: import("node:events").EventEmitter }} ChatSession
  */
 
 /**
+ * A request as the chat shows it: who asks, the prompt, the numbered options
+ * and how to answer. Not yet made printable: the caller prints it.
+ * @param {HitlRequest} request
+ * @param {string} tenant
+ */
+function describeRequest(request, tenant) {
+  const options = request.options.map((o, i) => `    ${i + 1}. ${o.label}${o.label === o.id ? "" : ` (${o.id})`}`);
+  const until = request.expiresAt ? ` (open until ${request.expiresAt})` : "";
+  return [`${tenant} ? ${request.prompt}`, ...options, `  ${howToAnswer(request)}${until}`].join("\n");
+}
+
+/** @param {HitlRequest} request */
+function howToAnswer(request) {
+  if (request.requestKind === "approval") return "answer approve (yes, y) or reject (no, n), a reason after reject if you like";
+  if (request.requestKind === "choice") return `answer with a number or an option id${request.allowFreeform ? ", or in your own words" : ""}`;
+  return "answer in your own words";
+}
+
+/**
+ * A line typed in answer to a request, as the answer to send, or what is
+ * wrong with it (the request stays open; the person types again).
+ * @param {HitlRequest} request
+ * @param {string} line
+ * @returns {{ answer: HitlAnswer } | { problem: string }}
+ */
+export function parseAnswer(request, line) {
+  const text = line.trim();
+  if (text === "") return { problem: `that was empty: ${howToAnswer(request)}` };
+  if (request.requestKind === "question") return { answer: { text } };
+  if (request.requestKind === "approval") {
+    const verdict = /^(approve|yes|y|reject|no|n)(?:$|[\s:,.;!-]+(.*)$)/is.exec(text);
+    if (verdict) {
+      const approve = ["approve", "yes", "y"].includes(verdict[1].toLowerCase());
+      const reason = verdict[2]?.trim();
+      return { answer: approve ? { optionId: "approve" } : { optionId: "reject", ...(reason ? { text: reason } : {}) } };
+    }
+  }
+  const option = optionNamed(request.options, text);
+  if (option) return { answer: { optionId: option.id } };
+  if (request.requestKind === "choice" && request.allowFreeform) return { answer: { text } };
+  return { problem: `${JSON.stringify(text)} is not an answer here: ${howToAnswer(request)}` };
+}
+
+/** The option a line names: by number (1-based), by id, or by label (case ignored after an exact id). */
+function optionNamed(options, text) {
+  if (/^\d+$/.test(text)) return options[Number(text) - 1];
+  const lower = text.toLowerCase();
+  return options.find((o) => o.id === text) ?? options.find((o) => o.id.toLowerCase() === lower || o.label.toLowerCase() === lower);
+}
+
+/**
  * One turn, then done: prints the reply on stdout and resolves to the exit
- * code (0 only for a completed task). Progress goes to stderr. Everything
- * printed passes through {@link printable}: most of it comes from the agent.
+ * code (0 only for a completed task; {@link NEEDS_INPUT_EXIT} when the turn
+ * asks for input, printed on stderr: --once has no one to answer it).
+ * Progress goes to stderr. Everything printed passes through
+ * {@link printable}: most of it comes from the agent.
  * @param {{ session: OnceSession, tenant: string, text: string, timeoutMs: number, stdout?: NodeJS.WritableStream, stderr?: NodeJS.WritableStream }} options
  */
 export async function runOnce({ session, tenant, text, timeoutMs, stdout = process.stdout, stderr = process.stderr }) {
@@ -40,25 +103,42 @@ export async function runOnce({ session, tenant, text, timeoutMs, stdout = proce
   }
   note(`${tenant}: working… (task ${turn.taskId}; the reply arrives as a signed push)`);
   turn.onStatus((status, state) => note(`  · ${status || stateLabel(state)}`));
+  const needsInput = (request) => {
+    note(describeRequest(request, tenant));
+    note(`${tenant}: task ${turn.taskId} is waiting for your answer, which --once cannot give: answer it in the chat (npm start without --once).`);
+    return NEEDS_INPUT_EXIT;
+  };
   let timer;
   const timeout = new Promise((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)));
-  const end = await Promise.race([turn.done, timeout]);
-  clearTimeout(timer);
-  if (!end) {
-    let state = "unknown";
-    try {
-      state = stateLabel((await session.getTask(tenant, turn.taskId)).status?.state);
-    } catch (error) {
-      state = `unknown (GetTask failed: ${error.message})`;
+  try {
+    for (;;) {
+      const stop = await Promise.race([turn.nextStop(), timeout]);
+      if (!stop) return await afterTimeout(session, { tenant, turn, timeoutMs, note, needsInput });
+      if (stop.kind === "expired") continue;
+      if (stop.kind === "input") return needsInput(stop.request);
+      if (stop.end.state === "TASK_STATE_COMPLETED") {
+        stdout.write(`${printable(stop.end.text)}\n`);
+        return 0;
+      }
+      note(`${tenant}: the task ended ${stateLabel(stop.end.state)}${stop.end.text ? `: ${stop.end.text}` : ""}`);
+      return 1;
     }
-    note(`${tenant}: no verified push for task ${turn.taskId} within ${Math.round(timeoutMs / 1000)} s; GetTask says it is ${state}.`);
-    return 1;
+  } finally {
+    clearTimeout(timer);
   }
-  if (end.state === "TASK_STATE_COMPLETED") {
-    stdout.write(`${printable(end.text)}\n`);
-    return 0;
+}
+
+/** No verified push in time: what GetTask says (a request for input is still reported as one). */
+async function afterTimeout(session, { tenant, turn, timeoutMs, note, needsInput }) {
+  let state = "unknown";
+  try {
+    const task = await session.getTask(tenant, turn.taskId);
+    if (task.status?.state === "TASK_STATE_INPUT_REQUIRED") return needsInput(hitlRequestOf(task.status.message));
+    state = stateLabel(task.status?.state);
+  } catch (error) {
+    state = `unknown (GetTask failed: ${error.message})`;
   }
-  note(`${tenant}: the task ended ${stateLabel(end.state)}${end.text ? `: ${end.text}` : ""}`);
+  note(`${tenant}: no verified push for task ${turn.taskId} within ${Math.round(timeoutMs / 1000)} s; GetTask says it is ${state}.`);
   return 1;
 }
 
@@ -73,15 +153,26 @@ export function runChat({ session, tenant: initialTenant, tenants, input = proce
   const tty = Boolean(input.isTTY && output.isTTY);
   const rl = createInterface({ input, output, terminal: tty, historySize: tty ? 200 : 0 });
   let tenant = initialTenant;
-  /** @type {{ turn: import("./session.mjs").Turn, startedAt: number } | undefined} */
+  /** Each tenant's conversation: the contextId its next turn carries (none: a new one). */
+  const conversations = new Map();
+  /** The turn under way, and the request it waits on an answer to, if any. */
+  /** @type {{ turn: import("./session.mjs").Turn, startedAt: number, asking?: HitlRequest } | undefined} */
   let running;
   let ticker;
   let closed = false;
   let resolveClosed;
   const finished = new Promise((resolve) => (resolveClosed = resolve));
+  // Settles each time the running turn stops (asks, or ends): a piped line's work is done then.
+  let stopped = deferred();
+  const reached = () => {
+    const previous = stopped;
+    stopped = deferred();
+    previous.resolve();
+  };
 
   const promptText = () => {
     if (!running) return `${tenant}> `;
+    if (running.asking) return `${tenant} [${running.turn.tenant === tenant ? "" : `${running.turn.tenant} `}answer]> `;
     const seconds = Math.floor((Date.now() - running.startedAt) / 1000);
     return `${tenant} [${running.turn.tenant === tenant ? "" : `${running.turn.tenant} `}working ${seconds}s]> `;
   };
@@ -115,24 +206,69 @@ export function runChat({ session, tenant: initialTenant, tenants, input = proce
   session.gatekeeperEvents?.on("refused", onRefused);
 
   async function startTurn(text) {
+    const contextId = conversations.get(tenant);
     let turn;
     try {
-      turn = await session.send(tenant, text);
+      turn = await session.send(tenant, text, contextId ? { contextId } : {});
     } catch (error) {
       say(`  ! not sent: ${error.message}`);
       return;
+    }
+    if (turn.contextId && turn.contextId !== contextId) {
+      conversations.set(turn.tenant, turn.contextId);
+      say(`  conversation ${short(turn.contextId)} with ${turn.tenant} (/new starts another)`);
     }
     running = { turn, startedAt: Date.now() };
     say(`  … working (task ${short(turn.taskId)}); the reply arrives as a signed push`);
     turn.onStatus((status, state) => say(`  · ${status || stateLabel(state)}`));
     if (tty) ticker = setInterval(refreshPrompt, 1000);
     refreshPrompt();
-    const end = await turn.done;
-    clearInterval(ticker);
-    running = undefined;
+    const stop = stopped.promise;
+    void follow(turn);
+    await stop;
+  }
+
+  /** Follows a turn to its end: each request it makes is shown and waits for the next line. */
+  async function follow(turn) {
+    for (;;) {
+      const stop = await turn.nextStop();
+      const current = running;
+      if (!current || current.turn !== turn) return;
+      if (stop.kind === "expired") {
+        if (current.asking?.requestId !== stop.requestId) continue;
+        current.asking = undefined;
+        say("  the request expired unanswered: the agent carries on without it");
+      } else if (stop.kind === "input") {
+        current.asking = stop.request;
+        say(describeRequest(stop.request, turn.tenant));
+      } else {
+        clearInterval(ticker);
+        running = undefined;
+        const { end } = stop;
+        if (end.state === "TASK_STATE_COMPLETED") say(`${turn.tenant} ▸ ${end.text}`);
+        else say(`${turn.tenant} ✗ ${stateLabel(end.state)}${end.text ? `: ${end.text}` : ""}`);
+      }
+      refreshPrompt();
+      reached();
+      if (!running) return;
+    }
+  }
+
+  /** A line while the turn waits on a request: the answer, sent to its task; done when the turn stops again. */
+  async function answer(text) {
+    const { turn, asking } = /** @type {{ turn: import("./session.mjs").Turn, asking: HitlRequest }} */ (running);
+    const parsed = parseAnswer(asking, text);
+    if ("problem" in parsed) return say(`  ${parsed.problem}`);
+    const stop = stopped.promise;
+    try {
+      await session.answer(turn, asking, parsed.answer);
+    } catch (error) {
+      return say(`  ! the answer was not taken: ${error.message}`);
+    }
+    if (running?.asking === asking) running.asking = undefined;
+    say(`  … answered (task ${short(turn.taskId)}); the agent goes on`);
     refreshPrompt();
-    if (end.state === "TASK_STATE_COMPLETED") say(`${turn.tenant} ▸ ${end.text}`);
-    else say(`${turn.tenant} ✗ ${stateLabel(end.state)}${end.text ? `: ${end.text}` : ""}`);
+    await stop;
   }
 
   async function listTasks() {
@@ -170,6 +306,7 @@ export function runChat({ session, tenant: initialTenant, tenants, input = proce
     const text = line.trim();
     if (text === "") return refreshPrompt();
     if (!text.startsWith("/")) {
+      if (running?.asking) return answer(text);
       if (running) return say(`  a turn is still running (task ${short(running.turn.taskId)}): wait for its reply, or /cancel it`);
       return startTurn(text);
     }
@@ -184,6 +321,9 @@ export function runChat({ session, tenant: initialTenant, tenants, input = proce
         say(`  now talking to ${tenant}`);
         return refreshPrompt();
       }
+      case "/new":
+        conversations.delete(tenant);
+        return say(`  a new conversation with ${tenant} starts with your next message`);
       case "/tasks":
         return listTasks();
       case "/cancel":
@@ -202,6 +342,7 @@ export function runChat({ session, tenant: initialTenant, tenants, input = proce
 
   function close() {
     if (closed) return;
+    if (running?.asking) say(`  leaving task ${short(running.turn.taskId)} waiting for an answer`);
     closed = true;
     clearInterval(ticker);
     session.gatekeeperEvents?.off("refused", onRefused);
@@ -241,4 +382,12 @@ export function runChat({ session, tenant: initialTenant, tenants, input = proce
   say(HELP);
   refreshPrompt();
   return { finished, close };
+}
+
+/** A promise with its resolve at hand. */
+function deferred() {
+  /** @type {() => void} */
+  let resolve = () => {};
+  const promise = new Promise((r) => (resolve = () => r(undefined)));
+  return { promise, resolve };
 }

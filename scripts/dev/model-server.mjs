@@ -3,6 +3,7 @@
 // reach Ollama or any hosted endpoint. What it answers is standin-model.mjs.
 // It also serves small deterministic pages at /pages/<name>, so that an agent
 // told to read a page (the researcher's subtasks) can do so offline.
+import { chatCompletionEvents } from "../../src/testing/chat-completion.ts";
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import { BodyTooLarge, closeServer, listen, readBody, sendJson } from "./http.mjs";
@@ -64,28 +65,18 @@ export async function startStandInModel({ port, delayMs = 0, onCall }) {
     onCall?.({ model, stream: request.stream === true, tools: Array.isArray(request.tools) ? request.tools.length : 0, finishReason: reply.finishReason });
 
     const message = { role: "assistant", content: reply.content, ...(reply.toolCalls.length ? { tool_calls: reply.toolCalls } : {}) };
-    if (request.stream !== true) {
-      return sendJson(res, 200, {
-        id,
-        object: "chat.completion",
-        created,
-        model,
-        choices: [{ index: 0, message, finish_reason: reply.finishReason, logprobs: null }],
-        usage,
-      });
-    }
-
-    // `stream: true`: the same answer as server-sent events, in one content
-    // (or tool-call) delta, then the finish reason, then usage if asked for.
+    const completion = {
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      choices: [{ index: 0, message, finish_reason: reply.finishReason, logprobs: null }],
+      usage,
+    };
+    if (request.stream !== true) return sendJson(res, 200, completion);
+    // `stream: true`: the same answer as server-sent events, a few words at a time, so the chat shows it being written.
     res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", Connection: "keep-alive" });
-    const chunk = (choices, extra = {}) => res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices, ...extra })}\n\n`);
-    const delta = reply.toolCalls.length
-      ? { role: "assistant", content: null, tool_calls: reply.toolCalls.map((call, index) => ({ index, ...call })) }
-      : { role: "assistant", content: reply.content };
-    chunk([{ index: 0, delta, finish_reason: null, logprobs: null }]);
-    chunk([{ index: 0, delta: {}, finish_reason: reply.finishReason, logprobs: null }]);
-    if (request.stream_options?.include_usage) chunk([], { usage });
-    res.end("data: [DONE]\n\n");
+    res.end(chatCompletionEvents(completion));
   }
 
   const bound = await listen(server, port, "the stand-in model", "choose another with --model-port");

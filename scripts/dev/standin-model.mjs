@@ -10,12 +10,25 @@
 //
 //   - no `tools` in the request          → a plain text answer;
 //   - `tools` offered, none called since
-//     the last user message              → one tool call, chosen by name: a
-//       delegation tool (`delegate…`) first, then a clock tool (`…time…`,
+//     the last user message              → one tool call, chosen by name:
+//       first a tool the user's words name by a trigger (TRIGGERS below),
+//       then a delegation tool (`delegate…`), then a clock tool (`…time…`,
 //       `…clock…`, `…date…`, `now`); no other tool is ever called (a page
 //       fetch would need the network);
+//   - trigger words in the user's last
+//     message (case ignored), only when
+//     the tool they name is offered      → "ask me a question" calls `ask_user`
+//       with an open question; "ask me" calls it with three choices (brief,
+//       detailed, skip) and free text allowed; the word "remember" or "note"
+//       calls the approval tool `save_note` with the text after the word
+//       ("remember to buy milk" → "to buy milk"); the word "notes" calls
+//       `list_notes`. Without these words `ask_user` and `save_note` are
+//       never called, so a human is only ever asked when the user said so;
 //   - a tool result after the last user
-//     message                            → a text answer quoting the results;
+//     message                            → a text answer quoting the results:
+//       a tool's output (a saved note), a denial (the platform sends a
+//       rejected or expired approval back as the tool's result, a text
+//       saying it was not run), or the user's answer to `ask_user`;
 //   - results of delegated subtasks in
 //     the conversation (a line starting
 //     `[round N] `, as the core renders
@@ -23,7 +36,8 @@
 //       delegation.
 //
 // So an agent loop driven by the stand-in always ends: at most one tool round
-// per user message, at most one delegation per request.
+// per user message (an approval or a question answered is that round's
+// result, never a reason to call again), at most one delegation per request.
 //
 // Arguments are filled from the tool's JSON schema (see `fill`). A URL is only
 // ever a loopback one — the first in the user's message or the instructions,
@@ -37,6 +51,37 @@ export const STANDIN_MODEL_ID = "offline-stand-in";
 
 const DELEGATE_TOOL = /^delegate|delegat/i;
 const CLOCK_TOOL = /time|clock|date|^now$/i;
+const ASK_USER = /^ask_?user$/i;
+
+/**
+ * Tools called only when the user's words ask for them, in this order of
+ * precedence: `pattern` finds the words, `tool` the tool they name, `args`
+ * its arguments from the words. Documented in the header and the README.
+ * @type {Array<{ pattern: RegExp, tool: RegExp, args: (userText: string, match: RegExpExecArray) => Record<string, unknown> }>}
+ */
+const TRIGGERS = [
+  { pattern: /\bask me a question\b/i, tool: ASK_USER, args: (userText) => ({ question: `What should I know before I answer "${quote(userText, 120)}"?` }) },
+  {
+    pattern: /\bask me\b/i,
+    tool: ASK_USER,
+    args: (userText) => ({
+      question: `How should I answer "${quote(userText, 120)}"?`,
+      choices: [
+        { id: "brief", label: "Briefly" },
+        { id: "detailed", label: "In detail" },
+        { id: "skip", label: "Never mind" },
+      ],
+      allowFreeform: true,
+    }),
+  },
+  { pattern: /\b(?:remember|note)\b[\s:,-]*(?:that\s+)?(.*)$/is, tool: /save_?note/i, args: (userText, match) => ({ text: noteText(userText, match[1]) }) },
+  { pattern: /\bnotes\b/i, tool: /list_?notes/i, args: () => ({}) },
+];
+
+/** The note to save: the words after the trigger, else the whole message; within save_note's 2000 characters. */
+function noteText(userText, after) {
+  return clip((after ?? "").trim() || userText || "(no text)", 2000);
+}
 
 /**
  * @typedef {{ role: string, content?: unknown, tool_calls?: ToolCall[], tool_call_id?: string, name?: string }} ChatMessage
@@ -67,15 +112,16 @@ export function standInReply(request, options = {}) {
   if (sinceUser.some((m) => m.role === "tool")) return text(answerFromTools(agent, userText, sinceUser));
 
   const delegated = messages.some((m) => ROUND_RESULT_PATTERN.test(textOf(m.content)));
-  const tool = chooseTool(request.tools, request.tool_choice, { mayDelegate: !delegated });
-  if (tool) {
+  const chosen = chooseTool(request.tools, request.tool_choice, { mayDelegate: !delegated, userText });
+  if (chosen) {
+    const { tool, args } = chosen;
     const call = {
       // Deterministic: the n-th assistant message of this conversation.
       id: `call_standin_${messages.filter((m) => m.role === "assistant").length + 1}`,
       type: /** @type {const} */ ("function"),
       function: {
         name: tool.function.name,
-        arguments: JSON.stringify(argumentsFor(tool, { userText, url: loopbackUrl(messages, userText, options.pageOrigin) })),
+        arguments: JSON.stringify(args ?? argumentsFor(tool, { userText, url: loopbackUrl(messages, userText, options.pageOrigin) })),
       },
     };
     return { content: null, toolCalls: [call], finishReason: "tool_calls" };
@@ -127,22 +173,43 @@ function agentName(messages) {
 }
 
 /**
- * Which tool to call, if any. `tool_choice: "none"` calls nothing, a named
- * choice calls that tool, and otherwise delegation wins over the clock.
+ * Which tool to call, if any, and with what when the user's words chose it.
+ * `tool_choice: "none"` calls nothing, a named choice calls that tool; else
+ * a trigger the user's words hold, then delegation, then the clock.
  * @param {ToolSpec[] | undefined} tools
  * @param {unknown} toolChoice
- * @param {{ mayDelegate: boolean }} options
+ * @param {{ mayDelegate: boolean, userText: string }} options
+ * @returns {{ tool: ToolSpec, args?: Record<string, unknown> } | undefined}
  */
-function chooseTool(tools, toolChoice, { mayDelegate }) {
+function chooseTool(tools, toolChoice, { mayDelegate, userText }) {
   const offered = (Array.isArray(tools) ? tools : []).filter((t) => typeof t?.function?.name === "string");
   if (offered.length === 0 || toolChoice === "none") return undefined;
   const named = /** @type {{ function?: { name?: string } }} */ (toolChoice)?.function?.name;
-  if (named) return offered.find((t) => t.function.name === named);
+  const only = (tool) => (tool ? { tool } : undefined);
+  if (named) return only(offered.find((t) => t.function.name === named));
   const byName = (pattern) => offered.find((t) => pattern.test(t.function.name));
+  const triggered = triggeredTool(byName, userText);
+  if (triggered) return triggered;
   const tool = (mayDelegate ? byName(DELEGATE_TOOL) : undefined) ?? byName(CLOCK_TOOL);
-  if (tool) return tool;
+  if (tool) return { tool };
   // "required" means some tool must be called: the first one, in the order given.
-  return toolChoice === "required" ? offered[0] : undefined;
+  return toolChoice === "required" ? only(offered[0]) : undefined;
+}
+
+/**
+ * The first trigger whose words the user wrote and whose tool is offered. A
+ * trigger whose tool is missing falls through to the next one, so "ask me"
+ * to an agent without `ask_user` is an ordinary message.
+ * @param {(pattern: RegExp) => ToolSpec | undefined} byName
+ * @param {string} userText
+ */
+function triggeredTool(byName, userText) {
+  for (const trigger of TRIGGERS) {
+    const match = trigger.pattern.exec(userText);
+    const tool = match ? byName(trigger.tool) : undefined;
+    if (match && tool) return { tool, args: trigger.args(userText, match) };
+  }
+  return undefined;
 }
 
 /**
@@ -261,7 +328,11 @@ function answerFromTools(agent, userText, messages) {
     .filter((m) => m.role === "tool")
     .map((m) => {
       const name = names.get(m.tool_call_id) ?? m.name ?? "a tool";
-      return `${name}, which returned ${quote(textOf(m.content) || "(nothing)", 300)}`;
+      const raw = textOf(m.content) || "(nothing)";
+      // JSON as it came; words (a denial, an error) in quotes, so the answer reads as a quote.
+      const result = isJson(raw) ? quote(raw, 300) : `"${quote(raw, 300)}"`;
+      // ask_user's result is the person's answer, not something a tool did.
+      return ASK_USER.test(name) ? `${name}, and you answered ${result}` : `${name}, which returned ${result}`;
     });
   return `${STANDIN_MARK} ${who(agent)} here. You said: "${quote(userText, 160)}". I called ${results.join("; then ")}.`;
 }
@@ -273,6 +344,15 @@ function answerFromDelegation(agent, userText, messages) {
     .map((content) => content.slice(content.search(ROUND_RESULT_PATTERN)));
   const count = reports.join("\n").match(new RegExp(ROUND_RESULT_PATTERN.source, "gm"))?.length ?? 0;
   return `${STANDIN_MARK} ${who(agent)} here. You asked: "${quote(userText, 160)}". ${count} delegated subtask${count === 1 ? "" : "s"} reported: ${quote(reports.join(" "), 400)}`;
+}
+
+function isJson(text) {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const who = (agent) => (agent ? `${agent}'s offline stand-in` : "The offline stand-in");

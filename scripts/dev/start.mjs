@@ -19,11 +19,14 @@ const USAGE = `Usage: npm start [-- options]
 
 Starts the Worker (wrangler dev --local on 127.0.0.1:8787), the local dev
 gatekeeper and, unless OPENAI_BASE_URL is set, the offline stand-in model;
-registers the agent and its tenants; then opens a chat.
+registers the agent and its tenants; then opens a chat (/help lists its
+commands; /new starts a new conversation; when the agent asks for an
+approval, a choice or an answer, the next line is the answer).
 
 Options:
   --once TEXT            send one turn, print the reply, stop everything;
-                         exits 0 only if the task completed
+                         exits 0 only if the task completed, 3 if the
+                         agent asks for input (answer it in the chat)
   --tenant NAME          tenant to talk to: ${REFERENCE_TENANTS.join(" or ")} (default ${REFERENCE_TENANTS[0]})
   --timeout SECONDS      with --once: how long to wait for the reply (default 120)
   --as KEY               your identity key (default dev-<your user name>)

@@ -39,3 +39,39 @@ export function chatCompletionBody(reply: ChatReply, model: string) {
     usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
   };
 }
+
+type Completion = ReturnType<typeof chatCompletionBody>;
+
+/**
+ * The same completion as `stream: true` answers it: server-sent
+ * `chat.completion.chunk` events, the text a few words per event (so a
+ * stream of the answer shows it being written), tool calls whole, then the
+ * finish reason, the usage, and `[DONE]`.
+ */
+export function chatCompletionEvents(completion: Completion): string {
+  const { id, created, model } = completion;
+  const choice = completion.choices[0]!;
+  const event = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices, ...extra })}\n\n`;
+  const message = choice.message as { content: string | null; tool_calls?: Array<Record<string, unknown>> };
+  let out = "";
+  if (message.tool_calls?.length) {
+    out += event([
+      { index: 0, delta: { role: "assistant", content: null, tool_calls: message.tool_calls.map((call, index) => ({ index, ...call })) }, finish_reason: null },
+    ]);
+  } else {
+    const words = (message.content ?? "").match(/\S+\s*|\s+/g) ?? [""];
+    for (let i = 0; i < words.length; i += 2)
+      out += event([{ index: 0, delta: { ...(i === 0 ? { role: "assistant" } : {}), content: words.slice(i, i + 2).join("") }, finish_reason: null }]);
+  }
+  out += event([{ index: 0, delta: {}, finish_reason: choice.finish_reason }]);
+  out += event([], { usage: completion.usage });
+  return `${out}data: [DONE]\n\n`;
+}
+
+/** A completion as the request asked for it: JSON, or (`stream: true`) server-sent events. */
+export function chatCompletionReply(completion: Completion, stream: boolean): { contentType: string; body: string } {
+  return stream
+    ? { contentType: "text/event-stream", body: chatCompletionEvents(completion) }
+    : { contentType: "application/json", body: JSON.stringify(completion) };
+}

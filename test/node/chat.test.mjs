@@ -1,9 +1,14 @@
 // The chat of `npm start` prints what agents send: control characters in it are
-// shown escaped, so a reply cannot drive the developer's terminal.
+// shown escaped, so a reply cannot drive the developer's terminal. It keeps a
+// conversation per tenant, and answers what a turn asks (human in the loop).
 import { EventEmitter } from "node:events";
+import { createServer } from "node:http";
 import { PassThrough, Readable } from "node:stream";
-import { describe, expect, it } from "vitest";
-import { runChat, runOnce } from "../../scripts/dev/chat.mjs";
+import { afterEach, describe, expect, it } from "vitest";
+import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE, HITL_TIMEOUT_TYPE } from "../../src/a2a/wire.ts";
+import { NEEDS_INPUT_EXIT, parseAnswer, runChat, runOnce } from "../../scripts/dev/chat.mjs";
+import { closeServer, listen, readBody, sendJson } from "../../scripts/dev/http.mjs";
+import { createSession, hitlRequestOf } from "../../scripts/dev/session.mjs";
 import { printable } from "../../scripts/dev/terminal.mjs";
 
 const CLEAR_SCREEN = "\x1b[2J\x1b[H";
@@ -42,11 +47,14 @@ function hostileSession({ endState = "TASK_STATE_COMPLETED", sendFails = false }
     onOtherPush: (listener) => others.push(listener),
     async send(tenant) {
       if (sendFails) throw new Error(`SendMessage failed: ${EVIL} (JSON-RPC -32603)`);
+      const end = { state: endState, text: `reply ${EVIL} end`, task: {} };
       return {
         tenant,
         taskId: `${EVIL}task`,
+        contextId: `${EVIL}ctx`,
         messageId: "m1",
-        done: Promise.resolve({ state: endState, text: `reply ${EVIL} end`, task: {} }),
+        done: Promise.resolve(end),
+        nextStop: async () => /** @type {const} */ ({ kind: "end", end }),
         // Status pushes land while the turn runs.
         onStatus: (listener) => listener(`status ${EVIL}`, "TASK_STATE_WORKING"),
       };
@@ -64,6 +72,9 @@ function hostileSession({ endState = "TASK_STATE_COMPLETED", sendFails = false }
     },
     async getTask() {
       return { status: { state: EVIL } };
+    },
+    async answer() {
+      return {};
     },
   };
 }
@@ -123,5 +134,333 @@ describe("runChat (piped)", () => {
     expect(text).toContain("late \\u001b[2J");
     expect(text).toContain("iss \\u001b[2J");
     expect(text).not.toMatch(RAW_CONTROL);
+  });
+});
+
+// ── human in the loop, and conversations ───────────────────────────────────
+
+/** @type {import("../../scripts/dev/session.mjs").HitlRequest} */
+const APPROVAL = {
+  requestId: "req-1",
+  requestKind: "approval",
+  prompt: 'May I run save_note with {"text":"to buy milk"}?',
+  options: [
+    { id: "approve", label: "Approve" },
+    { id: "reject", label: "Reject" },
+  ],
+  allowFreeform: false,
+};
+/** @type {import("../../scripts/dev/session.mjs").HitlRequest} */
+const CHOICE = {
+  requestId: "req-2",
+  requestKind: "choice",
+  prompt: "How should I answer?",
+  options: [
+    { id: "brief", label: "Briefly" },
+    { id: "detailed", label: "In detail" },
+  ],
+  allowFreeform: false,
+};
+/** @type {import("../../scripts/dev/session.mjs").HitlRequest} */
+const QUESTION = { requestId: "req-3", requestKind: "question", prompt: "What is your name?", options: [], allowFreeform: true };
+
+describe("parseAnswer", () => {
+  it("takes approve, yes, y (any case) and reject, no, n with an optional reason for an approval", () => {
+    for (const line of ["approve", "Yes", " y ", "APPROVE", "yes please", "1"])
+      expect(parseAnswer(APPROVAL, line), line).toEqual({ answer: { optionId: "approve" } });
+    for (const line of ["reject", "No", "n", "2"]) expect(parseAnswer(APPROVAL, line), line).toEqual({ answer: { optionId: "reject" } });
+    expect(parseAnswer(APPROVAL, "reject too expensive")).toEqual({ answer: { optionId: "reject", text: "too expensive" } });
+    expect(parseAnswer(APPROVAL, "no: not now")).toEqual({ answer: { optionId: "reject", text: "not now" } });
+    for (const line of ["maybe", "nope", "yesterday", "3", ""]) expect(parseAnswer(APPROVAL, line), line).toHaveProperty("problem");
+  });
+
+  it("takes a choice's number, id or label, and free text only when the request allows it", () => {
+    expect(parseAnswer(CHOICE, "2")).toEqual({ answer: { optionId: "detailed" } });
+    expect(parseAnswer(CHOICE, "brief")).toEqual({ answer: { optionId: "brief" } });
+    expect(parseAnswer(CHOICE, "in detail")).toEqual({ answer: { optionId: "detailed" } });
+    expect(parseAnswer(CHOICE, "0")).toHaveProperty("problem");
+    expect(parseAnswer(CHOICE, "something else")).toHaveProperty("problem");
+    expect(parseAnswer({ ...CHOICE, allowFreeform: true }, "something else")).toEqual({ answer: { text: "something else" } });
+    expect(parseAnswer({ ...CHOICE, allowFreeform: true }, "1")).toEqual({ answer: { optionId: "brief" } });
+  });
+
+  it("takes a question's text as it is (trimmed), and refuses an empty one", () => {
+    expect(parseAnswer(QUESTION, "  Ada  ")).toEqual({ answer: { text: "Ada" } });
+    expect(parseAnswer(QUESTION, "yes")).toEqual({ answer: { text: "yes" } });
+    expect(parseAnswer(QUESTION, " ")).toHaveProperty("problem");
+  });
+});
+
+/** Stops handed out in order; `next()` waits for one to be put. */
+function stopQueue() {
+  const queued = [];
+  const waiting = [];
+  return {
+    put: (stop) => (waiting.length ? waiting.shift()(stop) : queued.push(stop)),
+    next: () => (queued.length ? Promise.resolve(queued.shift()) : new Promise((resolve) => waiting.push(resolve))),
+  };
+}
+
+const ended = (text) => ({ kind: "end", end: { state: "TASK_STATE_COMPLETED", text, task: {} } });
+
+/**
+ * A session whose agent asks what `script` says: `asks(text)` is the request a
+ * turn's text makes (or none), and every answer ends the turn with a reply
+ * naming it. Records what was sent and answered.
+ * @param {{ asks?: (text: string) => any }} [script]
+ */
+function askingSession({ asks = () => undefined } = {}) {
+  /** @type {Array<{ tenant: string, text: string, contextId?: string }>} */
+  const sent = [];
+  /** @type {Array<{ taskId: string, requestId?: string, answer: any }>} */
+  const answers = [];
+  const turns = [];
+  return {
+    sent,
+    answers,
+    turns,
+    onOtherPush: () => 0,
+    async send(tenant, text, options = {}) {
+      const n = sent.push({ tenant, text, contextId: options.contextId });
+      const stops = stopQueue();
+      const turn = {
+        tenant,
+        taskId: `task-${n}`,
+        // As the server does: the conversation named, else a new one.
+        contextId: options.contextId ?? `ctx-${n}-0000`,
+        messageId: `m${n}`,
+        done: new Promise(() => {}),
+        nextStop: stops.next,
+        onStatus: () => {},
+        stops,
+      };
+      turns.push(turn);
+      const request = asks(text);
+      stops.put(request ? { kind: "input", request } : ended(`reply to ${text}`));
+      return turn;
+    },
+    async answer(turn, request, answer) {
+      answers.push({ taskId: turn.taskId, requestId: request.requestId, answer });
+      turn.stops.put(ended(`done after ${JSON.stringify(answer)}`));
+      return {};
+    },
+    async listTasks() {
+      return { tasks: [], totalSize: 0 };
+    },
+    async cancel() {
+      return {};
+    },
+    async getTask() {
+      return {};
+    },
+  };
+}
+
+/** Runs a piped chat over `lines` to its end; returns the output. */
+async function pipedChat(session, lines, tenants = ["assistant"]) {
+  const output = sink();
+  const chat = runChat({ session, tenant: tenants[0], tenants, input: Readable.from([`${lines.join("\n")}\n`]), output: output.stream, onInterrupt: () => {} });
+  await chat.finished;
+  return output.text();
+}
+
+describe("runChat (human in the loop)", () => {
+  it("shows an approval with numbered options, takes the next line as the answer, and waits for the turn's end", async () => {
+    const session = askingSession({ asks: (text) => (text.startsWith("remember") ? APPROVAL : undefined) });
+    const text = await pipedChat(session, ["remember to buy milk", "maybe", "yes", "list my notes"]);
+    expect(text).toContain('assistant ? May I run save_note with {"text":"to buy milk"}?\n    1. Approve (approve)\n    2. Reject (reject)\n');
+    expect(text).toContain("answer approve (yes, y) or reject (no, n)");
+    // "maybe" is no answer: said so, and the request stays open for the next line.
+    expect(text).toContain('"maybe" is not an answer here');
+    expect(session.answers).toEqual([{ taskId: "task-1", requestId: "req-1", answer: { optionId: "approve" } }]);
+    expect(text).toContain('assistant ▸ done after {"optionId":"approve"}');
+    // The line after the answer is a new turn, once the first one ended.
+    expect(session.sent.map((s) => s.text)).toEqual(["remember to buy milk", "list my notes"]);
+    expect(text.indexOf("done after")).toBeLessThan(text.indexOf("reply to list my notes"));
+  });
+
+  it("answers a rejection with its reason, a choice by number, and a question with the line's text", async () => {
+    const requests = { "save it": APPROVAL, "pick one": CHOICE, "who?": QUESTION };
+    const session = askingSession({ asks: (text) => requests[text] });
+    await pipedChat(session, ["save it", "reject not today", "pick one", "2", "who?", "Ada Lovelace"]);
+    expect(session.answers.map((a) => a.answer)).toEqual([{ optionId: "reject", text: "not today" }, { optionId: "detailed" }, { text: "Ada Lovelace" }]);
+    expect(session.answers.map((a) => a.taskId)).toEqual(["task-1", "task-2", "task-3"]);
+  });
+
+  it("stops waiting for an answer when the request expires: the next line is a turn of its own", async () => {
+    const session = askingSession({ asks: (text) => (text === "ask me" ? QUESTION : undefined) });
+    const output = sink();
+    const input = new PassThrough();
+    const chat = runChat({ session, tenant: "assistant", tenants: ["assistant"], input, output: output.stream, onInterrupt: () => {} });
+    input.write("ask me\n");
+    await until(() => output.text().includes("What is your name?"));
+    session.turns[0].stops.put({ kind: "expired", requestId: "req-3" });
+    await until(() => output.text().includes("expired unanswered"));
+    session.turns[0].stops.put(ended("carried on"));
+    await until(() => output.text().includes("assistant ▸ carried on"));
+    input.end("hello\n");
+    await chat.finished;
+    expect(session.answers).toEqual([]);
+    expect(session.sent.map((s) => s.text)).toEqual(["ask me", "hello"]);
+  });
+});
+
+describe("runChat (conversations)", () => {
+  it("keeps one conversation per tenant, says when one starts, and /new starts another", async () => {
+    const session = askingSession();
+    const text = await pipedChat(
+      session,
+      ["one", "two", "/tenant researcher", "three", "/tenant assistant", "/new", "four", "five"],
+      ["assistant", "researcher"],
+    );
+    expect(session.sent).toEqual([
+      { tenant: "assistant", text: "one", contextId: undefined },
+      { tenant: "assistant", text: "two", contextId: "ctx-1-0000" },
+      { tenant: "researcher", text: "three", contextId: undefined },
+      { tenant: "assistant", text: "four", contextId: undefined },
+      { tenant: "assistant", text: "five", contextId: "ctx-4-0000" },
+    ]);
+    expect(text).toContain("conversation ctx-1-00 with assistant (/new starts another)");
+    expect(text).toContain("conversation ctx-3-00 with researcher");
+    expect(text).toContain("a new conversation with assistant starts with your next message");
+    expect(text.match(/conversation ctx-/g)).toHaveLength(3);
+  });
+});
+
+describe("runOnce (input required)", () => {
+  it("prints the request on stderr and exits 3, answering nothing", async () => {
+    const session = askingSession({ asks: () => APPROVAL });
+    const stdout = sink();
+    const stderr = sink();
+    const code = await runOnce({ session, tenant: "assistant", text: "remember x", timeoutMs: 60_000, stdout: stdout.stream, stderr: stderr.stream });
+    expect(code).toBe(NEEDS_INPUT_EXIT);
+    expect(NEEDS_INPUT_EXIT).toBe(3);
+    expect(stderr.text()).toContain("assistant ? May I run save_note");
+    expect(stderr.text()).toContain("task task-1 is waiting for your answer, which --once cannot give");
+    expect(stdout.text()).toBe("");
+    expect(session.answers).toEqual([]);
+  });
+
+  it("exits 3 too when no push came in time and GetTask shows the task waiting", async () => {
+    const session = askingSession();
+    session.send = async (tenant) => ({ ...(await askingSession().send(tenant, "x")), nextStop: () => new Promise(() => {}) });
+    session.getTask = async () => ({
+      status: { state: "TASK_STATE_INPUT_REQUIRED", message: { parts: [{ text: "Pick" }, { data: { type: HITL_REQUEST_TYPE, ...CHOICE } }] } },
+    });
+    const stderr = sink();
+    const code = await runOnce({ session, tenant: "assistant", text: "x", timeoutMs: 1, stdout: sink().stream, stderr: stderr.stream });
+    expect(code).toBe(3);
+    expect(stderr.text()).toContain("assistant ? How should I answer?\n    1. Briefly (brief)\n    2. In detail (detailed)");
+  });
+});
+
+/** Resolves once `condition()` holds, checking after each turn of the event loop (no clock involved). */
+async function until(condition) {
+  for (let i = 0; i < 10_000 && !condition(); i++) await new Promise((resolve) => setImmediate(resolve));
+  expect(condition()).toBe(true);
+}
+
+describe("createSession (on the wire)", () => {
+  /** @type {import("node:http").Server | undefined} */
+  let server;
+  afterEach(async () => {
+    if (server) await closeServer(server);
+    server = undefined;
+  });
+
+  /** An agent endpoint that records every JSON-RPC call and answers with a task; a gatekeeper that only mints. */
+  async function wire() {
+    const calls = [];
+    server = createServer(async (req, res) => {
+      const body = JSON.parse(await readBody(req, 1 << 20));
+      calls.push(body.params);
+      const message = body.params.message;
+      sendJson(res, 200, {
+        jsonrpc: "2.0",
+        id: body.id,
+        result: { task: { id: message.taskId ?? "task-1", contextId: message.contextId ?? "ctx-new", status: { state: "TASK_STATE_SUBMITTED" } } },
+      });
+    });
+    const port = await listen(server, 0, "the test agent", "");
+    const events = new EventEmitter();
+    const gatekeeper = {
+      events,
+      pushUrl: "http://127.0.0.1:1/push",
+      mint: async () => "token",
+      issueNotificationToken: () => "notif-1",
+      bindNotificationToken: () => true,
+    };
+    const origin = `http://127.0.0.1:${port}`;
+    const session = createSession({ gatekeeper, agent: { origin, endpoint: `${origin}/a2a` }, identity: { key: "me" } });
+    const push = (kind, body) =>
+      events.emit("push", {
+        agent: origin,
+        identityKey: "me",
+        messageId: calls[0].message.messageId,
+        kind,
+        state: (body.task ?? body.statusUpdate).status.state,
+        body,
+      });
+    return { calls, session, push };
+  }
+
+  it("sends in the conversation asked for, stops on the pushed request, and answers it on the task with a hitl/response", async () => {
+    const { calls, session, push } = await wire();
+    const turn = await session.send("assistant", "remember to buy milk", { contextId: "ctx-7" });
+    expect(calls[0].message).toMatchObject({ role: "ROLE_USER", parts: [{ text: "remember to buy milk" }], contextId: "ctx-7" });
+    expect(turn.contextId).toBe("ctx-7");
+
+    const parked = {
+      state: "TASK_STATE_INPUT_REQUIRED",
+      message: { parts: [{ text: "May I?" }, { data: { type: HITL_REQUEST_TYPE, ...APPROVAL, expiresAt: "2030-01-01T00:00:00.000Z" } }] },
+    };
+    push("statusUpdate", { statusUpdate: { taskId: "task-1", status: parked } });
+    // The same request again (a retried push, then the task itself): one stop.
+    push("statusUpdate", { statusUpdate: { taskId: "task-1", status: parked } });
+    const stop = await turn.nextStop();
+    expect(stop).toEqual({ kind: "input", request: { ...APPROVAL, expiresAt: "2030-01-01T00:00:00.000Z" } });
+
+    await session.answer(turn, /** @type {any} */ (stop).request, { optionId: "reject", text: "not now" });
+    expect(calls[1].message).toMatchObject({
+      taskId: "task-1",
+      contextId: "ctx-7",
+      parts: [{ data: { type: HITL_RESPONSE_TYPE, requestId: "req-1", optionId: "reject", text: "not now" } }],
+    });
+    expect(calls[1].message.messageId).not.toBe(calls[0].message.messageId);
+    // Its push config is the turn's own, so the task's pushes go on as before.
+    expect(calls[1].configuration).toEqual(calls[0].configuration);
+
+    push("task", { task: { id: "task-1", status: { state: "TASK_STATE_COMPLETED" }, artifacts: [{ parts: [{ text: "not saved" }] }] } });
+    expect(await turn.nextStop()).toMatchObject({ kind: "end", end: { state: "TASK_STATE_COMPLETED", text: "not saved" } });
+    expect((await turn.done).text).toBe("not saved");
+    session.close();
+  });
+
+  it("answers a question in plain text, starts a new conversation without contextId, and reports an expiry", async () => {
+    const { calls, session, push } = await wire();
+    const turn = await session.send("assistant", "ask me a question");
+    expect(calls[0].message).not.toHaveProperty("contextId");
+    expect(turn.contextId).toBe("ctx-new");
+    push("statusUpdate", {
+      statusUpdate: {
+        taskId: "task-1",
+        status: { state: "TASK_STATE_INPUT_REQUIRED", message: { parts: [{ data: { type: HITL_REQUEST_TYPE, ...QUESTION } }] } },
+      },
+    });
+    const stop = /** @type {any} */ (await turn.nextStop());
+    await session.answer(turn, stop.request, { text: "Ada" });
+    expect(calls[1].message.parts).toEqual([{ text: "Ada" }]);
+    push("statusUpdate", {
+      statusUpdate: {
+        taskId: "task-1",
+        status: { state: "TASK_STATE_WORKING", message: { parts: [{ text: "Nobody answered" }, { data: { type: HITL_TIMEOUT_TYPE, requestId: "req-9" } }] } },
+      },
+    });
+    expect(await turn.nextStop()).toEqual({ kind: "expired", requestId: "req-9" });
+    session.close();
+  });
+
+  it("reads a request without its data part as a question whose prompt is the text", () => {
+    expect(hitlRequestOf({ parts: [{ text: "Which one?" }] })).toEqual({ requestKind: "question", prompt: "Which one?", options: [], allowFreeform: true });
   });
 });

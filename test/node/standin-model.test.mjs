@@ -56,6 +56,89 @@ const delegateTool = {
   },
 };
 
+// The reference assistant's notes tools and the platform's ask_user control tool, as a request offers them.
+const fn = (name, properties = {}, required = []) => ({ type: "function", function: { name, parameters: { type: "object", properties, required } } });
+const saveNoteTool = fn("save_note", { text: { type: "string" } }, ["text"]);
+const listNotesTool = fn("list_notes");
+const askUserTool = fn("ask_user", { question: { type: "string" }, choices: { type: "array" }, allowFreeform: { type: "boolean" } }, ["question"]);
+const assistantTools = [clockTool, saveNoteTool, listNotesTool, askUserTool];
+/** The one tool call the stand-in makes for `text` with the assistant's tools: [name, arguments], or undefined for text. */
+const callFor = (text, tools = assistantTools) => {
+  const [call] = standInReply({ messages: [system("Assistant"), user(text)], tools }).toolCalls;
+  return call ? [call.function.name, JSON.parse(call.function.arguments)] : undefined;
+};
+
+describe("standInReply: trigger words", () => {
+  it('"remember" and "note" call save_note with the words after them', () => {
+    expect(callFor("remember to buy milk")).toEqual(["save_note", { text: "to buy milk" }]);
+    expect(callFor("Note: call Bob at 5")).toEqual(["save_note", { text: "call Bob at 5" }]);
+    expect(callFor("please note that the door code is 1234")).toEqual(["save_note", { text: "the door code is 1234" }]);
+    // Nothing after the word: the whole message is the note.
+    expect(callFor("remember")).toEqual(["save_note", { text: "remember" }]);
+  });
+
+  it('"notes" calls list_notes', () => {
+    expect(callFor("list my notes")).toEqual(["list_notes", {}]);
+    expect(callFor("What NOTES do I have?")).toEqual(["list_notes", {}]);
+  });
+
+  it('"ask me" calls ask_user with three choices and free text; "ask me a question" with an open question', () => {
+    expect(callFor("ask me how to answer")).toEqual([
+      "ask_user",
+      {
+        question: 'How should I answer "ask me how to answer"?',
+        choices: [
+          { id: "brief", label: "Briefly" },
+          { id: "detailed", label: "In detail" },
+          { id: "skip", label: "Never mind" },
+        ],
+        allowFreeform: true,
+      },
+    ]);
+    expect(callFor("Ask me a question about dinner")).toEqual([
+      "ask_user",
+      { question: 'What should I know before I answer "Ask me a question about dinner"?' },
+    ]);
+  });
+
+  it("never calls ask_user or save_note without their words: other messages go on as before", () => {
+    for (const text of ["hello", "what time is it?", "my notebook is full", "annotate this", "she was asking me", "noted"]) {
+      expect(callFor(text), text).toEqual(["current_time", { timeZone: "UTC" }]);
+    }
+    // The words, but their tool is not offered: the next rule applies (here the clock; without one, text).
+    expect(callFor("remember to buy milk", [clockTool])).toEqual(["current_time", { timeZone: "UTC" }]);
+    expect(callFor("ask me", [clockTool, saveNoteTool])).toEqual(["current_time", { timeZone: "UTC" }]);
+    expect(callFor("remember to buy milk", [listNotesTool])).toBeUndefined();
+    // tool_choice still rules: "none" calls nothing even with trigger words.
+    expect(standInReply({ messages: [user("remember to buy milk")], tools: assistantTools, tool_choice: "none" }).finishReason).toBe("stop");
+  });
+
+  it("answers once the triggered tool has a result, quoting it, whatever the result: saved, denied, or the user's answer", () => {
+    const history = (text, name, args, content) => [
+      system("Assistant"),
+      user(text),
+      { role: "assistant", content: null, tool_calls: [{ id: "call_standin_1", type: "function", function: { name, arguments: JSON.stringify(args) } }] },
+      { role: "tool", tool_call_id: "call_standin_1", content },
+    ];
+    const answer = (messages) => {
+      const reply = standInReply({ messages, tools: assistantTools });
+      expect(reply.toolCalls).toEqual([]);
+      expect(reply.content?.startsWith(STANDIN_MARK)).toBe(true);
+      return reply.content;
+    };
+    expect(answer(history("remember to buy milk", "save_note", { text: "to buy milk" }, '{"saved":"to buy milk","id":"n1"}'))).toContain(
+      'I called save_note, which returned {"saved":"to buy milk","id":"n1"}.',
+    );
+    // A rejected approval comes back as the tool's result: the platform's words, as text.
+    expect(answer(history("remember to buy milk", "save_note", { text: "to buy milk" }, "The user did not approve this tool call: it was not run."))).toContain(
+      'I called save_note, which returned "The user did not approve this tool call: it was not run."',
+    );
+    expect(answer(history("ask me", "ask_user", { question: "How?" }, '{"optionId":"brief","label":"Briefly"}'))).toContain(
+      'I called ask_user, and you answered {"optionId":"brief","label":"Briefly"}.',
+    );
+  });
+});
+
 describe("standInReply", () => {
   it("answers a plain request in marked, deterministic text that names the agent", () => {
     const request = { model: "offline-stand-in", messages: [system("Assistant"), user("hello there")] };
@@ -226,6 +309,57 @@ describe("the stand-in over HTTP", () => {
     expect(result.steps).toHaveLength(2);
     expect(result.text).toContain(STANDIN_MARK);
     expect(result.text).toContain("2026-01-01T00:00:00.000Z");
+  });
+
+  it("takes an approval and a question through the Worker's own client: asks once, then answers from the outcome", async () => {
+    const provider = createOpenAICompatible({ name: "openai-compatible", baseURL: model.baseUrl });
+    const saved = [];
+    const tools = {
+      save_note: tool({
+        description: "Saves a note",
+        inputSchema: z.object({ text: z.string() }),
+        needsApproval: true,
+        execute: async ({ text }) => (saved.push(text), { saved: text }),
+      }),
+      // As the platform's control tool: no execute, the turn pauses for the user.
+      ask_user: tool({ description: "Ask the user", inputSchema: z.object({ question: z.string(), choices: z.array(z.any()).optional() }) }),
+    };
+    const run = (messages) =>
+      generateText({ model: provider.chatModel("offline-stand-in"), instructions: "You are Assistant.", messages, tools, stopWhen: stepCountIs(4) });
+
+    const asked = [{ role: "user", content: "remember to buy milk" }];
+    const first = await run(asked);
+    const approval = first.steps.at(-1)?.content.find((part) => part.type === "tool-approval-request");
+    expect(approval?.toolCall).toMatchObject({ toolName: "save_note", input: { text: "to buy milk" } });
+    expect(saved).toEqual([]);
+    const respond = (approved) => [
+      ...asked,
+      ...first.responseMessages,
+      {
+        role: "tool",
+        content: [{ type: "tool-approval-response", approvalId: approval?.approvalId, approved, ...(approved ? {} : { reason: "Not run: denied." }) }],
+      },
+    ];
+    const denied = await run(/** @type {any} */ (respond(false)));
+    expect(saved).toEqual([]);
+    expect(denied.steps).toHaveLength(1);
+    expect(denied.text).toContain('save_note, which returned "Not run: denied."');
+    const approved = await run(/** @type {any} */ (respond(true)));
+    expect(saved).toEqual(["to buy milk"]);
+    expect(approved.steps).toHaveLength(1);
+    expect(approved.text).toContain('save_note, which returned {"saved":"to buy milk"}');
+
+    const question = [{ role: "user", content: "ask me" }];
+    const paused = await run(question);
+    const call = paused.toolCalls.find((c) => c.toolName === "ask_user");
+    expect(call?.input).toMatchObject({ choices: [{ id: "brief" }, { id: "detailed" }, { id: "skip" }] });
+    const answer = {
+      role: "tool",
+      content: [{ type: "tool-result", toolCallId: call?.toolCallId, toolName: "ask_user", output: { type: "json", value: { optionId: "detailed" } } }],
+    };
+    const answered = await run(/** @type {any} */ ([...question, ...paused.responseMessages, answer]));
+    expect(answered.steps).toHaveLength(1);
+    expect(answered.text).toContain('ask_user, and you answered {"optionId":"detailed"}');
   });
 
   it("delegates through the core's own delegate tool, then answers from the results as the core renders them", async () => {

@@ -4,6 +4,7 @@
 // gatekeeper) and must leave nothing running. Everything it creates lives in a
 // temporary --home on free ports, so a developer's own .dev/, .dev.vars,
 // .wrangler/state and port 8787 are never touched.
+import { chatCompletionBody, chatCompletionReply } from "../../../src/testing/chat-completion.ts";
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -141,6 +142,22 @@ describe("npm start (chat, input piped)", () => {
     expect(run.stdout).not.toContain("refused a push");
     expectNothingLeft(run);
   });
+
+  it("asks before saving a note, takes the piped answer, and the conversation's next turn lists the note", async () => {
+    const run = await npmStart([], { input: "remember to buy milk\napprove\nlist my notes\n/quit\n" });
+    expect(run.code, explain(run)).toBe(0);
+    // The approval request arrived as a verified push and was shown with its options.
+    expect(run.stdout, explain(run)).toContain(
+      'assistant ? May I run save_note with {"text":"to buy milk"}?\n    1. Approve (approve)\n    2. Reject (reject)',
+    );
+    // Approved: the tool ran and the turn completed with its result.
+    expect(run.stdout).toMatch(/assistant ▸ \[offline stand-in model\] .*I called save_note, which returned \{"saved":"to buy milk"/);
+    // The next line continued the same conversation (one conversation line only) and read the note back.
+    expect(run.stdout.match(/conversation \S+ with assistant/g)).toHaveLength(1);
+    expect(run.stdout).toMatch(/assistant ▸ \[offline stand-in model\] .*"list my notes".*I called list_notes, which returned \{"notes":\["to buy milk"\]\}/);
+    expect(run.stdout).not.toContain("refused a push");
+    expectNothingLeft(run);
+  });
 });
 
 describe("trust on first use, with the real Worker", () => {
@@ -175,22 +192,14 @@ describe("secrets", () => {
     /** @type {{ authorization: Array<string | undefined>, exposed: string[] }} */
     const seen = { authorization: [], exposed: [] };
     const model = createServer(async (req, res) => {
-      for await (const _ of req);
+      let body = "";
+      for await (const chunk of req) body += chunk;
       seen.authorization.push(req.headers.authorization);
       // The Worker is up and calling: every process of the stack is running now.
       seen.exposed.push(...commandLinesHolding(apiKey), ...commandLinesHolding(signingD));
-      res.setHeader("content-type", "application/json");
-      const message = { role: "assistant", content: "the e2e model answers" };
-      res.end(
-        JSON.stringify({
-          id: "e2e",
-          object: "chat.completion",
-          created: 0,
-          model: "e2e",
-          choices: [{ index: 0, message, finish_reason: "stop" }],
-          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-        }),
-      );
+      const sent = chatCompletionReply(chatCompletionBody({ content: "the e2e model answers" }, "e2e"), JSON.parse(body).stream === true);
+      res.setHeader("content-type", sent.contentType);
+      res.end(sent.body);
     });
     const modelPort = await listen(model, 0, "the e2e model", "");
     try {

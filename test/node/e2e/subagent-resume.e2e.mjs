@@ -18,7 +18,7 @@ import { freePort, listen } from "../../../scripts/dev/http.mjs";
 import { groupAlive, spawnWrangler } from "../../../scripts/dev/wrangler.mjs";
 import { freshSigningJwk } from "../../../scripts/keys.mjs";
 import { canReadCommandLines, commandLinesHolding } from "../support/proc.mjs";
-import { chatCompletionBody } from "../../../src/testing/chat-completion.ts";
+import { chatCompletionBody, chatCompletionReply } from "../../../src/testing/chat-completion.ts";
 
 const ROOT = new URL("../../..", import.meta.url).pathname;
 const home = mkdtempSync(join(tmpdir(), "subagent-resume-"));
@@ -49,16 +49,20 @@ it("resumes the subtask of a killed Worker after its finished chunk", { timeout:
     }
     if (req.url === "/v1/chat/completions") {
       const request = JSON.parse(body);
-      res.setHeader("content-type", "application/json");
+      /** @param {import("../../../src/testing/chat-completion.ts").ChatReply} answer */
+      const answerWith = (answer) => {
+        const sent = chatCompletionReply(completion(answer), request.stream === true);
+        res.setHeader("content-type", sent.contentType);
+        return res.end(sent.body);
+      };
       if (text(request.messages[0]).startsWith("Summarise")) {
         // The first summary never comes back: the Worker is killed while it waits.
         if (++seen.summaries === 1) return void seen.hung.push(res);
-        return res.end(JSON.stringify(completion({ content: "It says 42." })));
+        return answerWith({ content: "It says 42." });
       }
-      if (request.messages.some((m) => ROUND_RESULT_PATTERN.test(text(m))))
-        return res.end(JSON.stringify(completion({ content: "resumed: the answer is 42" })));
+      if (request.messages.some((m) => ROUND_RESULT_PATTERN.test(text(m)))) return answerWith({ content: "resumed: the answer is 42" });
       const args = { subtasks: [{ type: "read_page", params: { url: `${origin}/page-1`, question: "what is the answer?" } }] };
-      return res.end(JSON.stringify(completion({ toolCalls: [{ name: "delegate", arguments: args }] })));
+      return answerWith({ toolCalls: [{ name: "delegate", arguments: args }] });
     }
     if (req.url === NOTIFY_PATH) {
       const push = JSON.parse(body);
@@ -109,7 +113,7 @@ it("resumes the subtask of a killed Worker after its finished chunk", { timeout:
   const accepted = await jsonRpc(endpoint, token, "SendMessage", {
     tenant: "researcher",
     message: { messageId: "resume-1", role: "ROLE_USER", parts: [{ text: "what is the answer?" }] },
-    configuration: { taskPushNotificationConfig: { url: `${origin}${NOTIFY_PATH}`, token: "n" } },
+    configuration: { returnImmediately: true, taskPushNotificationConfig: { url: `${origin}${NOTIFY_PATH}`, token: "n" } },
   });
   expect(accepted.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
 
