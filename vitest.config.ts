@@ -3,7 +3,7 @@ import { exportJWK, generateKeyPair } from "jose";
 import { resolve } from "node:path";
 import { defineConfig, defineProject } from "vitest/config";
 import { ROUND_RESULT_PATTERN } from "./src/a2a/wire.js";
-import { chatCompletionBody } from "./src/testing/chat-completion.js";
+import { chatCompletionBody, chatCompletionReply } from "./src/testing/chat-completion.js";
 import { createVcr, recordFromEnv } from "./src/testing/node/index.js";
 
 // A fresh card key per run: nothing secret is committed, and no test can come
@@ -28,6 +28,7 @@ async function echoModelOrOffline(request: Request): Promise<Response> {
       model: string;
       messages: Array<{ role: string; content: unknown }>;
       tools?: Array<{ function: { name: string } }>;
+      stream?: boolean;
     };
     const text = (m?: { content: unknown }) => String(m?.content ?? "");
     const last = [...body.messages].reverse().find((m) => m.role === "user");
@@ -43,7 +44,8 @@ async function echoModelOrOffline(request: Request): Promise<Response> {
           ],
         }
       : { content: `echo: ${text(last).slice(0, 2000)}` };
-    return Response.json(chatCompletionBody(reply, body.model));
+    const answer = chatCompletionReply(chatCompletionBody(reply, body.model), body.stream === true);
+    return new Response(answer.body, { headers: { "Content-Type": answer.contentType } });
   }
   return new Response(`tests are offline: ${request.method} ${request.url}`, { status: 503 });
 }

@@ -1,13 +1,24 @@
 import { AgentCard, canonicalizeAgentCard, verifyAgentCardSignature } from "@a2a-js/sdk";
 import { canonicalCardPayload } from "@dynamicagents/core/a2a";
-import { decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
+import { base64url, decodeProtectedHeader, exportJWK, flattenedVerify, generateKeyPair, importJWK, type JWK } from "jose";
 import { describe, expect, it, vi } from "vitest";
-import { ORIGIN } from "./support/constants.js";
+import { tenants } from "../reference/tenants.js";
+import { IDENTITY_CLAIM, ORIGIN, TENANT_CLAIM } from "./support/constants.js";
 import { isolatedEdge } from "./support/isolated-edge.js";
 import { interceptOutbound } from "./support/outbound.js";
 import { call, referenceWorker, type Fetcher } from "./support/rpc.js";
 
 const get = (path: string, headers: Record<string, string> = {}, worker: Fetcher = referenceWorker) => worker(new Request(`${ORIGIN}${path}`, { headers }));
+
+/** The SDK's verifier logs each signature it rejects: quiet where rejection is the point. */
+async function quietly(work: () => Promise<void>): Promise<void> {
+  const debug = vi.spyOn(console, "debug").mockImplementation(() => {});
+  try {
+    await work();
+  } finally {
+    debug.mockRestore();
+  }
+}
 
 /** A verifier exactly as a gatekeeper would build it: resolve `jku`, pick `kid`. */
 const sdkVerifier = verifyAgentCardSignature(async (kid, jku) => {
@@ -105,18 +116,39 @@ describe("the JWKS during a rotation (A2A_PREVIOUS_PUBLIC_KEYS)", () => {
 });
 
 describe("the stub card", () => {
-  it("is signed so that @a2a-js/sdk's verifier accepts it, as wire JSON and decoded", async () => {
+  it("is signed so that @a2a-js/sdk's verifier, given the wire JSON, accepts it", async () => {
     const wire = await (await get("/.well-known/agent-card.json")).json();
     await expect(sdkVerifier(wire as AgentCard)).resolves.toBeUndefined();
-    await expect(sdkVerifier(AgentCard.fromJSON(wire))).resolves.toBeUndefined();
   });
 
-  it("names no tenant, advertises the endpoint, extended card and push, and lists the tenants for humans", async () => {
+  it("names no tenant, advertises the endpoint, streaming, extended card and push, and lists the tenants for humans", async () => {
     const card = (await (await get("/.well-known/agent-card.json")).json()) as Record<string, any>;
     expect(card.supportedInterfaces).toEqual([{ url: `${ORIGIN}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" }]);
-    expect(card.capabilities).toMatchObject({ extendedAgentCard: true, pushNotifications: true });
+    expect(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true });
     expect(card.description).toContain("assistant");
     expect(card.description).toContain("researcher");
+  });
+
+  it("declares the gatekeeper's bearer JWT as an HTTP security scheme, and requires it", async () => {
+    const card = (await (await get("/.well-known/agent-card.json")).json()) as Record<string, any>;
+    expect(card.securitySchemes).toEqual({ gatekeeperJwt: { httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "JWT" } } });
+    expect(card.securityRequirements).toEqual([{ schemes: { gatekeeperJwt: { list: [TENANT_CLAIM, IDENTITY_CLAIM] } } }]);
+    // As the SDK reads it: the oneof's case, and a requirement naming a declared scheme.
+    const decoded = AgentCard.fromJSON(card);
+    expect(decoded.securitySchemes.gatekeeperJwt?.scheme).toEqual({
+      $case: "httpAuthSecurityScheme",
+      value: { description: "", scheme: "Bearer", bearerFormat: "JWT" },
+    });
+    for (const requirement of decoded.securityRequirements) {
+      for (const name of Object.keys(requirement.schemes)) expect(decoded.securitySchemes).toHaveProperty(name);
+    }
+  });
+
+  it("must reach the SDK's verifier as wire JSON: a card it already decoded loses the scheme (a oneof) on the second decode", async () => {
+    // Pinned so an SDK upgrade that changes this is noticed (docs/protocol.md "Card signatures").
+    const wire = await (await get("/.well-known/agent-card.json")).json();
+    expect(canonicalizeAgentCard(AgentCard.fromJSON(wire))).not.toContain("securitySchemes");
+    await quietly(() => expect(sdkVerifier(AgentCard.fromJSON(wire))).rejects.toThrow(/No valid signatures/));
   });
 
   it("is the deployment's manifest exactly: core adds no words of its own", async () => {
@@ -144,10 +176,17 @@ describe("the stub card", () => {
     });
   });
 
-  it("fails verification once tampered with", async () => {
+  it("fails verification once tampered with, the security scheme included", async () => {
     const wire = (await (await get("/.well-known/agent-card.json")).json()) as Record<string, any>;
-    const tampered = AgentCard.fromJSON({ ...wire, description: `${wire.description} (edited)` });
-    await expect(sdkVerifier(tampered)).rejects.toThrow();
+    const tampered = [
+      { ...wire, description: `${wire.description} (edited)` },
+      { ...wire, securitySchemes: { gatekeeperJwt: { httpAuthSecurityScheme: { scheme: "Basic" } } } },
+      { ...wire, securitySchemes: undefined, securityRequirements: undefined },
+      { ...wire, capabilities: { ...wire.capabilities, streaming: false } },
+    ];
+    await quietly(async () => {
+      for (const card of tampered) await expect(sdkVerifier(card as AgentCard)).rejects.toThrow(/No valid signatures/);
+    });
   });
 
   it("is served with Cache-Control, an ETag and 304 on If-None-Match", async () => {
@@ -183,8 +222,10 @@ describe("GetExtendedAgentCard", () => {
         protocolVersion: "1.0",
       });
       expect(wire.skills.length).toBeGreaterThan(0);
+      expect(wire.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true });
+      expect(wire.securitySchemes).toEqual({ gatekeeperJwt: { httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "JWT" } } });
+      expect(wire.securityRequirements).toEqual([{ schemes: { gatekeeperJwt: { list: [TENANT_CLAIM, IDENTITY_CLAIM] } } }]);
       await expect(sdkVerifier(wire)).resolves.toBeUndefined();
-      await expect(sdkVerifier(AgentCard.fromJSON(wire))).resolves.toBeUndefined();
     });
   }
 });
@@ -246,6 +287,218 @@ describe("the §8.4.1 canonical form (test vectors)", () => {
     for (const tenant of ["assistant", "researcher"]) {
       served.push((await call("GetExtendedAgentCard", {}, { mint: { tenant } })).body.result);
     }
-    for (const card of served) expect(canonicalCardPayload(card)).toBe(canonicalizeAgentCard(AgentCard.fromJSON(card)));
+    for (const card of served) expect(canonicalCardPayload(card)).toBe(canonicalizeAgentCard(card as AgentCard));
+  });
+});
+
+/** RFC 8785 for what a card holds (strings, booleans, arrays, objects): keys sorted by UTF-16 code units. */
+const strictJcs = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(strictJcs).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const record = value as Record<string, unknown>;
+    return `{${Object.keys(record)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${strictJcs(record[key])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(value);
+};
+
+/** Every empty string, array or object in a value, by path. */
+const emptiesIn = (value: unknown, path = "$"): string[] => {
+  if (value === "") return [path];
+  if (Array.isArray(value)) return value.length === 0 ? [path] : value.flatMap((item, i) => emptiesIn(item, `${path}[${i}]`));
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value);
+    return entries.length === 0 ? [path] : entries.flatMap(([key, item]) => emptiesIn(item, `${path}.${key}`));
+  }
+  return [];
+};
+
+/** The JWS checked by hand: plain JCS over the served JSON minus `signatures`, the key from the edge's JWKS. */
+async function verifyStrictly(card: Record<string, any>, worker: Fetcher): Promise<void> {
+  const { signatures, ...unsigned } = card;
+  expect(signatures).toHaveLength(1);
+  const header = decodeProtectedHeader(signatures[0]);
+  expect(header.jku).toBe(`${ORIGIN}/.well-known/jwks.json`);
+  const { keys } = (await (await get(new URL(header.jku!).pathname, {}, worker)).json()) as { keys: JWK[] };
+  const jwk = keys.find((k) => k.kid === header.kid)!;
+  const jws = { payload: base64url.encode(strictJcs(unsigned)), protected: signatures[0].protected, signature: signatures[0].signature };
+  await expect(flattenedVerify(jws, await importJWK(jwk, "EdDSA"), { algorithms: ["EdDSA"] })).resolves.toBeDefined();
+}
+
+describe("every card this deployment serves (CONTRACT: card signatures)", () => {
+  // A deployment manifest using every optional field, beside the reference one.
+  const full = isolatedEdge({
+    deployment: {
+      name: "Full",
+      description: "Every optional manifest field set",
+      version: "2.0.0",
+      provider: { organization: "Example Org", url: "https://example.test" },
+      documentationUrl: "https://example.test/docs",
+      iconUrl: "https://example.test/icon.png",
+      defaultInputModes: ["text/plain", "application/json"],
+      defaultOutputModes: ["text/markdown"],
+      skills: [{ id: "s", name: "S", description: "D", tags: ["t"], examples: ["e"] }],
+    },
+  });
+
+  async function servedCards(): Promise<Array<[string, Record<string, any>, Fetcher]>> {
+    using _ = interceptOutbound();
+    const cards: Array<[string, Record<string, any>, Fetcher]> = [];
+    for (const [label, worker] of [
+      ["reference", referenceWorker],
+      ["full manifest", full.fetch],
+    ] as const) {
+      const res = await get("/.well-known/agent-card.json", {}, worker);
+      cards.push([`stub card (${label})`, JSON.parse(await res.text()), worker]);
+    }
+    for (const tenant of Object.keys(tenants)) {
+      const reply = await call("GetExtendedAgentCard", {}, { mint: { tenant } });
+      cards.push([`${tenant}'s card`, reply.body.result, referenceWorker]);
+    }
+    return cards;
+  }
+
+  it("covers the stub card and every tenant of the reference deployment", async () => {
+    expect((await servedCards()).map(([label]) => label)).toEqual([
+      "stub card (reference)",
+      "stub card (full manifest)",
+      ...Object.keys(tenants).map((t) => `${t}'s card`),
+    ]);
+  });
+
+  it("is a fixed point of the SDK's fromJSON → toJSON, signatures included", async () => {
+    for (const [label, card] of await servedCards()) expect(AgentCard.toJSON(AgentCard.fromJSON(card)), label).toStrictEqual(card);
+  });
+
+  it("holds no empty string, array or object anywhere", async () => {
+    for (const [label, card] of await servedCards()) expect(emptiesIn(card), label).toEqual([]);
+  });
+
+  it("verifies under plain RFC 8785 over the served JSON, and with the SDK's verifier given that JSON", async () => {
+    for (const [label, card, worker] of await servedCards()) {
+      await verifyStrictly(card, worker);
+      await expect(sdkVerifier(card as AgentCard), label).resolves.toBeUndefined();
+      // The three readings are one: ours (§8.4.1), plain JCS, the SDK's.
+      const { signatures: _, ...unsigned } = card;
+      expect(canonicalCardPayload(card), label).toBe(strictJcs(unsigned));
+      expect(canonicalizeAgentCard(card as AgentCard), label).toBe(strictJcs(unsigned));
+    }
+  });
+});
+
+/** An A2A_SIGNING_KEY value with this kid. */
+const signingKey = async (kid: string) => {
+  const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
+  return JSON.stringify({ ...(await exportJWK(privateKey)), kid });
+};
+const dated = await signingKey("a2a-2026-03-04-0badc0de");
+
+describe("Last-Modified and If-Modified-Since on the card and the JWKS", () => {
+  const ROUTES = ["/.well-known/agent-card.json", "/.well-known/jwks.json"];
+  const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+  // Without a version metadata binding, whatever the test pool binds.
+  const noVersion = { CF_VERSION_METADATA: undefined } as Record<string, unknown>;
+  const datedEdge = () => isolatedEdge({}, { A2A_SIGNING_KEY: dated, ...noVersion });
+  const lastModified = async (path: string, worker: Fetcher) => (await get(path, {}, worker)).headers.get("Last-Modified");
+
+  it("is the same from two isolated edges started a day apart, and on every request, an HTTP-date", async () => {
+    // The clock moves between the two start-ups: a date taken from it would differ.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const today = Date.now();
+      for (const signing of [undefined, dated]) {
+        const vars = signing === undefined ? {} : { A2A_SIGNING_KEY: signing };
+        vi.setSystemTime(today + 86_400_000);
+        const a = isolatedEdge({}, vars);
+        const first = await Promise.all(ROUTES.map((path) => lastModified(path, a.fetch)));
+        vi.setSystemTime(today + 2 * 86_400_000);
+        const b = isolatedEdge({}, vars);
+        for (const [i, path] of ROUTES.entries()) {
+          expect(first[i], path).toMatch(HTTP_DATE);
+          expect(await lastModified(path, b.fetch), path).toBe(first[i]);
+          expect(await lastModified(path, a.fetch), path).toBe(first[i]);
+        }
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("is the UTC day in the signing key's kid, as npm run keys writes it, in every isolate", async () => {
+    for (const path of ROUTES) {
+      expect(await lastModified(path, datedEdge().fetch), path).toBe("Wed, 04 Mar 2026 00:00:00 GMT");
+      expect(await lastModified(path, datedEdge().fetch), path).toBe("Wed, 04 Mar 2026 00:00:00 GMT");
+    }
+  });
+
+  it("is the deployment version's upload time when the Worker has a version metadata binding", async () => {
+    const version = { CF_VERSION_METADATA: { id: "v-1", tag: "", timestamp: "2026-11-30T12:34:56.789Z" } } as Record<string, unknown>;
+    for (const path of ROUTES) {
+      const [a, b] = [isolatedEdge({}, { A2A_SIGNING_KEY: dated, ...version }), isolatedEdge({}, { A2A_SIGNING_KEY: dated, ...version })];
+      expect(await lastModified(path, a.fetch), path).toBe("Mon, 30 Nov 2026 12:34:56 GMT");
+      expect(await lastModified(path, b.fetch), path).toBe("Mon, 30 Nov 2026 12:34:56 GMT");
+    }
+  });
+
+  it("moves when the key rotates: the old date no longer answers 304", async () => {
+    const rotated = isolatedEdge({}, { A2A_SIGNING_KEY: await signingKey("a2a-2026-03-05-feedf00d"), ...noVersion });
+    for (const path of ROUTES) {
+      const before = (await lastModified(path, datedEdge().fetch))!;
+      const after = await get(path, { "If-Modified-Since": before }, rotated.fetch);
+      expect(after.status, path).toBe(200);
+      expect(after.headers.get("Last-Modified"), path).toBe("Thu, 05 Mar 2026 00:00:00 GMT");
+    }
+  });
+
+  it("answers If-Modified-Since at or after it with 304 (in any HTTP-date form), before it or unreadable with 200", async () => {
+    const edge = datedEdge();
+    for (const path of ROUTES) {
+      const full = await get(path, {}, edge.fetch);
+      for (const since of [
+        "Wed, 04 Mar 2026 00:00:00 GMT",
+        "Wed, 04 Mar 2026 00:00:01 GMT",
+        "Tue, 01 Dec 2026 00:00:00 GMT",
+        "Wednesday, 04-Mar-26 00:00:00 GMT",
+        "Wed Mar  4 00:00:00 2026",
+      ]) {
+        const res = await get(path, { "If-Modified-Since": since }, edge.fetch);
+        expect(res.status, `${path} ${since}`).toBe(304);
+        expect(await res.text()).toBe("");
+        expect(res.headers.get("ETag")).toBe(full.headers.get("ETag"));
+        expect(res.headers.get("Last-Modified")).toBe("Wed, 04 Mar 2026 00:00:00 GMT");
+        expect(res.headers.get("Cache-Control")).toBe(full.headers.get("Cache-Control"));
+      }
+      for (const since of ["Tue, 03 Mar 2026 23:59:59 GMT", "yesterday", "2026-03-05", "Wed, 31 Feb 2026 00:00:00 GMT", ""]) {
+        const res = await get(path, { "If-Modified-Since": since }, edge.fetch);
+        expect(res.status, `${path} ${since}`).toBe(200);
+        expect(await res.text()).toBe(await full.clone().text());
+      }
+    }
+  });
+
+  it("lets If-None-Match decide whenever it is sent (RFC 9110 §13.2.2)", async () => {
+    const edge = datedEdge();
+    for (const path of ROUTES) {
+      const etag = (await get(path, {}, edge.fetch)).headers.get("ETag")!;
+      const later = "Tue, 01 Dec 2026 00:00:00 GMT";
+      const earlier = "Tue, 03 Mar 2026 00:00:00 GMT";
+      expect((await get(path, { "If-None-Match": '"stale"', "If-Modified-Since": later }, edge.fetch)).status, path).toBe(200);
+      const matched = await get(path, { "If-None-Match": etag, "If-Modified-Since": earlier }, edge.fetch);
+      expect(matched.status, path).toBe(304);
+      expect(matched.headers.get("Last-Modified"), path).toBe("Wed, 04 Mar 2026 00:00:00 GMT");
+    }
+  });
+
+  it("answers HEAD like GET", async () => {
+    const edge = datedEdge();
+    for (const path of ROUTES) {
+      const head = await edge.fetch(new Request(`${ORIGIN}${path}`, { method: "HEAD" }));
+      expect(head.status, path).toBe(200);
+      expect(head.headers.get("Last-Modified"), path).toBe("Wed, 04 Mar 2026 00:00:00 GMT");
+      const since = await edge.fetch(new Request(`${ORIGIN}${path}`, { method: "HEAD", headers: { "If-Modified-Since": "Wed, 04 Mar 2026 00:00:00 GMT" } }));
+      expect(since.status, path).toBe(304);
+    }
   });
 });

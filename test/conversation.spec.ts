@@ -4,7 +4,7 @@ import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
 import { resolveConfig } from "@dynamicagents/core/agent";
 import { AgentDB, type ConversationStore } from "@dynamicagents/core/db";
 import { createAgentRuntime, definePlugin, type AgentPlugin } from "@dynamicagents/core/plugin";
-import { mockModel, scriptedChoices } from "@dynamicagents/core/testing";
+import { callsOf, mockModel, scriptedChoices } from "@dynamicagents/core/testing";
 import { tool, type ModelMessage, type ToolSet } from "ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -207,13 +207,13 @@ describe("the per-caller conversation, an author's opt-in", () => {
     await inObject(object, (db) => db.conversations.commit("in-a"));
     const model = mockModel(["ok"]);
     await turnOf({ object, taskId: "in-b", conversationId: "caller", text: "asked in context b", models: scriptedChoices(model) });
-    const prompt = JSON.stringify(model.doGenerateCalls[0]!.prompt);
+    const prompt = JSON.stringify(callsOf(model)[0]!.prompt);
     expect(prompt).toContain("said in context a");
     expect(prompt).toContain("asked in context b");
     // Per context (the default), the same two turns are strangers.
     const apart = mockModel(["ok"]);
     await turnOf({ object, taskId: "in-c", conversationId: "context-c", text: "asked in context c", models: scriptedChoices(apart) });
-    expect(JSON.stringify(apart.doGenerateCalls[0]!.prompt)).not.toContain("said in context a");
+    expect(JSON.stringify(callsOf(apart)[0]!.prompt)).not.toContain("said in context a");
   });
 });
 
@@ -231,7 +231,7 @@ describe("the tool loop", () => {
       state: "TASK_STATE_COMPLETED",
       text: "",
     });
-    expect(model.doGenerateCalls).toHaveLength(0);
+    expect(callsOf(model)).toHaveLength(0);
     expect(await inObject(object, (db) => db.conversations.window("c", "", 10).committed)).toHaveLength(0);
   });
 
@@ -241,16 +241,16 @@ describe("the tool loop", () => {
     expect(await runtime(true, false).shouldHandleTurn({ text: "x", taskId: "t" })).toBe(false);
     const model = mockModel(["answered"]);
     expect(await turnOf({ plugins: [gatePlugin("throw")], models: scriptedChoices(model) })).toMatchObject({ kind: "answer", text: "answered" });
-    expect(model.doGenerateCalls).toHaveLength(1);
+    expect(callsOf(model)).toHaveLength(1);
   });
 
   it("runs plugin tools and answers with their result", async () => {
     const c = counter();
     const model = mockModel([{ toolCalls: [{ toolName: "count", input: {} }] }, "the count is 1"]);
     expect(await turnOf({ plugins: [toolsPlugin(c.tools)], models: scriptedChoices(model) })).toMatchObject({ kind: "answer", text: "the count is 1" });
-    expect(model.doGenerateCalls).toHaveLength(2);
+    expect(callsOf(model)).toHaveLength(2);
     expect(c.calls()).toBe(1);
-    expect(JSON.stringify(model.doGenerateCalls[1]!.prompt)).toContain('"tool-result"');
+    expect(JSON.stringify(callsOf(model)[1]!.prompt)).toContain('"tool-result"');
   });
 
   it("stops at its step bound when the model never stops calling tools, in the agent's words", async () => {
@@ -260,7 +260,7 @@ describe("the tool loop", () => {
       kind: "answer",
       text: assistantPolicy.messages.emptyAnswer,
     });
-    expect(model.doGenerateCalls).toHaveLength(3);
+    expect(callsOf(model)).toHaveLength(3);
   });
 
   it("stops once the turn's token budget is spent", async () => {
@@ -271,7 +271,7 @@ describe("the tool loop", () => {
       models: scriptedChoices(model),
       config: resolveConfig({ turn: { maxSteps: 10, maxTokensPerTurn: 1000 } }),
     });
-    expect(model.doGenerateCalls).toHaveLength(3);
+    expect(callsOf(model)).toHaveLength(3);
   });
 
   it("shows the model a redacted tool result, and journals the redacted one", async () => {
@@ -283,7 +283,7 @@ describe("the tool loop", () => {
     const object = freshObject();
     const model = mockModel([{ toolCalls: [{ toolName: "leak", input: {} }] }, "done"]);
     await turnOf({ object, taskId: "t-leak", plugins: [leaky], models: scriptedChoices(model) });
-    const seen = JSON.stringify(model.doGenerateCalls[1]!.prompt);
+    const seen = JSON.stringify(callsOf(model)[1]!.prompt);
     expect(seen).toContain("[redacted]");
     expect(seen).not.toContain("hunter2");
     const journal = await inObject(object, (db) => db.toolCalls.ofTask("t-leak"));
@@ -303,7 +303,7 @@ describe("the tool loop", () => {
     const first = await turnOf({ object, taskId: "t-rerun", models: scriptedChoices(mockModel(["first"])) });
     // The step runs again (its reply was lost): the recorded decision answers, the model is not asked.
     expect(await turnOf({ object, taskId: "t-rerun", models: scriptedChoices(again) })).toEqual(first);
-    expect(again.doGenerateCalls).toHaveLength(0);
+    expect(callsOf(again)).toHaveLength(0);
     const own = await inObject(object, (db) => db.conversations.own("t-rerun").map((e) => (JSON.parse(e.messageJson) as ModelMessage).role));
     expect(own).toEqual(["user", "assistant"]);
   });
@@ -327,7 +327,7 @@ describe("the tool-call journal", () => {
     const fallback = mockModel([{ toolCalls: [{ toolName: "send_mail", input: { to: "ada@example.com" } }] }, "mail sent"]);
     expect(await turnOf({ object, taskId: "t-mail", plugins: [mail.plugin], models: scriptedChoices(primary, fallback) })).toMatchObject({ text: "mail sent" });
     expect(mail.runs).toEqual(["ada@example.com"]);
-    expect(JSON.stringify(fallback.doGenerateCalls[1]!.prompt)).toContain("ada@example.com");
+    expect(JSON.stringify(callsOf(fallback)[1]!.prompt)).toContain("ada@example.com");
   });
 
   it("reports a call that started and never finished as interrupted, never running it again", async () => {
@@ -342,7 +342,7 @@ describe("the tool-call journal", () => {
     const model = mockModel([{ toolCalls: [{ toolName: "send_mail", input: { to: "bob@example.com" } }] }, "checked"]);
     await turnOf({ object, taskId: "t-cut", plugins: [mail.plugin], models: scriptedChoices(model) });
     expect(mail.runs).toEqual([]);
-    const told = JSON.stringify(model.doGenerateCalls[1]!.prompt);
+    const told = JSON.stringify(callsOf(model)[1]!.prompt);
     expect(told).toContain("interrupted");
     expect(told).toContain(JSON.stringify(assistantPolicy.messages.toolInterrupted).slice(1, -1));
   });

@@ -81,6 +81,10 @@ describe("the edge, step by step", () => {
       "APPLICATION/JSON;Charset=UTF-8",
       "application/a2a+json",
       "application/vnd.example+json; v=1",
+      "Application/A2A+JSON; Charset=UTF-8",
+      'application/json; charset="utf-8"; q=0.5',
+      "  application/json  ",
+      "application/problem+json;profile=x",
     ]) {
       const reply = await send(getTask(), { headers: { "Content-Type": type } });
       expect(reply.status, type).toBe(200);
@@ -96,6 +100,11 @@ describe("the edge, step by step", () => {
       "application/jsonp",
       "text/json",
       "application/json-seq",
+      "application/json+xml",
+      "application/+json",
+      "application /json",
+      "json",
+      "",
       null,
     ]) {
       const reply = await send(getTask(), { headers: { "Content-Type": type } });
@@ -130,8 +139,19 @@ describe("the edge, step by step", () => {
     expect(edge.doAccesses()).toBe(0);
   });
 
+  it("4. at the default limit: 2 MiB passes, one byte more is -32600 with HTTP 413", async () => {
+    const edge = isolatedEdge();
+    const call = getTask();
+    const at = call + " ".repeat(2 * 1024 * 1024 - new TextEncoder().encode(call).length);
+    expect(new TextEncoder().encode(at).length).toBe(2 * 1024 * 1024);
+    const fits = await send(at, { edge });
+    expect(fits.status).toBe(200);
+    expect(fits.body.error.code).toBe(-32001);
+    expectRpcError(await send(`${at} `, { edge: isolatedEdge() }), 413, -32600);
+  });
+
   it("5. A2A-Version: major.minor 1.0 passes, a patch level is ignored", async () => {
-    for (const version of ["1.0", "1.0.3", " 1.0 "]) {
+    for (const version of ["1.0", "1.0.3", " 1.0 ", "1.0.0", "1.0.99"]) {
       const reply = await send(getTask(), { headers: { "A2A-Version": version } });
       expect(reply.status, version).toBe(200);
       expect(reply.body.error.code, version).toBe(-32001);
@@ -150,7 +170,17 @@ describe("the edge, step by step", () => {
   it("6. unparsable JSON is -32700, a non-request (a batch included) -32600, both HTTP 400", async () => {
     expectRpcError(await send("{not json"), 400, -32700);
     expectRpcError(await send("\u00ff\u00fe"), 400, -32700);
-    for (const body of ["[]", `[${getTask()}]`, "42", "null", '{"jsonrpc":"2.0","method":"GetTask"}']) {
+    for (const body of [
+      "[]",
+      `[${getTask()}]`,
+      `[${getTask(1)},${getTask(2)}]`,
+      "[1]",
+      "42",
+      '"GetTask"',
+      "true",
+      "null",
+      '{"jsonrpc":"2.0","method":"GetTask"}',
+    ]) {
       expectRpcError(await send(body), 400, -32600);
     }
     const keepsId = await send('{"jsonrpc":"2.0","id":"abc","method":""}');
@@ -247,6 +277,27 @@ describe("no request, however malformed, gets a 5xx", () => {
     for (const [label, body, headers] of cases) {
       const reply = await send(body, { token, headers });
       expect(reply.status, label).toBeLessThan(500);
+    }
+    // Tokens that are JWS-shaped but wrong inside.
+    const segment = (value: unknown) => btoa(JSON.stringify(value)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    for (const header of [{ alg: "EdDSA", jku: 5 }, { alg: "EdDSA", jku: `${"https://gatekeeper.test"}/.well-known/jwks.json`, kid: {} }, [], "x"]) {
+      const forged = `${segment(header)}.${segment({ iss: "https://gatekeeper.test" })}.${"A".repeat(86)}`;
+      const reply = await send(getTask(), { token: forged });
+      expect(reply.status, JSON.stringify(header)).toBe(401);
+    }
+    // Other methods and paths, and conditional headers full of junk.
+    const edge = isolatedEdge();
+    for (const [method, path, headers] of [
+      ["PUT", "/a2a", {}],
+      ["OPTIONS", "/a2a", {}],
+      ["HEAD", "/a2a", {}],
+      ["POST", "/.well-known/agent-card.json", {}],
+      ["GET", "/%E0%A4%A", {}],
+      ["GET", "/.well-known/agent-card.json", { "If-Modified-Since": ";;,, GMT", "If-None-Match": "W/" }],
+      ["GET", "/.well-known/jwks.json", { "If-Modified-Since": "Sun, 99 Foo 99999 99:99:99 GMT" }],
+    ] as const) {
+      const response = await edge.fetch(new Request(`${ORIGIN}${path}`, { method, headers }));
+      expect(response.status, `${method} ${path}`).toBeLessThan(500);
     }
     const empty = await send("", { token });
     expect(empty.status).toBe(400);

@@ -1,5 +1,8 @@
 import { env } from "cloudflare:workers";
 import { introspectWorkflow, type WorkflowIntrospector } from "cloudflare:test";
+import { TaskState } from "@a2a-js/sdk";
+import type { TurnObject } from "@dynamicagents/core/boundary";
+import { callerObjectName } from "@dynamicagents/core/worker";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GATEKEEPER, OTHER_GATEKEEPER } from "./support/constants.js";
 import { isolatedEdge } from "./support/isolated-edge.js";
@@ -130,13 +133,14 @@ describe("SendMessage (accept, then notify)", () => {
     expect(reply.body.result.task.history[0].parts).toEqual([{ text: "hello" }]);
   });
 
-  it("requires a push config, says so, and creates no task", async () => {
-    using _ = interceptOutbound();
+  it("takes a send without a push config (it is optional) and stores none", async () => {
+    using outbound = interceptOutbound();
     const caller = newCaller();
-    const reply = await call("SendMessage", { message: userMessage("hi") }, { mint: caller });
-    expect(reply.body.error.code).toBe(-32602);
-    expect(reply.body.error.message).toMatch(/taskPushNotificationConfig/);
-    expect((await call("ListTasks", {}, { mint: caller })).body.result.totalSize).toBe(0);
+    const reply = await call("SendMessage", { message: userMessage("hi"), configuration: { returnImmediately: true } }, { mint: caller });
+    expect(reply.body.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
+    const configs = await call("ListTaskPushNotificationConfigs", { taskId: reply.body.result.task.id }, { mint: caller });
+    expect(configs.body.result.configs).toEqual([]);
+    expect(outbound.pushes).toHaveLength(0);
   });
 
   it("refuses a push URL off the gatekeeper allowlist (exact origin) and creates no task", async () => {
@@ -240,10 +244,174 @@ describe("GetTask, CancelTask, ListTasks over the edge", () => {
     const one = await call("GetTask", { id: task.id, historyLength: 1 }, { mint: caller });
     expect(one.body.result.history).toHaveLength(1);
   });
+});
 
-  it("refuses streaming methods with -32004 since the card says streaming: false", async () => {
+describe("ListTasks filters over the edge (A2A 1.0 ListTasksRequest)", () => {
+  const list = async (caller: ReturnType<typeof newCaller>, params: Record<string, unknown> = {}) => {
+    const reply = await call("ListTasks", params, { mint: caller });
+    expect(reply.status).toBe(200);
+    return reply.body;
+  };
+  const ids = (body: any): string[] => (body.result?.tasks ?? []).map((t: { id: string }) => t.id);
+  const send = async (caller: ReturnType<typeof newCaller>, extra: Record<string, unknown> = {}) => {
+    const params = sendParams("hi");
+    const task = (await call("SendMessage", { ...params, message: { ...params.message, ...extra } }, { mint: caller })).body.result.task;
+    // Status times are whole milliseconds: keep every task's its own.
+    await new Promise((r) => setTimeout(r, 3));
+    return task as { id: string; contextId: string; status: { state: string; timestamp: string } };
+  };
+  /** The caller's object, to finish a held turn as its Workflow would. */
+  const objectOf = (caller: ReturnType<typeof newCaller>): TurnObject =>
+    env.ASSISTANT.get(env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key: caller.identity.key })));
+
+  it("contextId keeps that conversation's tasks only; an empty one is no filter", async () => {
     using _ = interceptOutbound();
-    const reply = await call("SendStreamingMessage", sendParams("hi"), { mint: newCaller() });
-    expect(reply.body.error.code).toBe(-32004);
+    const caller = newCaller();
+    const a = await send(caller, { contextId: "ctx-a" });
+    const b1 = await send(caller, { contextId: "ctx-b" });
+    const b2 = await send(caller, { contextId: "ctx-b" });
+    expect((await list(caller, { contextId: "ctx-b" })).result).toMatchObject({ totalSize: 2, nextPageToken: "", pageSize: 50 });
+    expect(ids(await list(caller, { contextId: "ctx-b" }))).toEqual([b2.id, b1.id]);
+    expect(ids(await list(caller, { contextId: "ctx-a" }))).toEqual([a.id]);
+    expect((await list(caller, { contextId: "ctx-none" })).result).toMatchObject({ tasks: [], totalSize: 0 });
+    expect(ids(await list(caller, { contextId: "" }))).toEqual([b2.id, b1.id, a.id]);
+  });
+
+  it("status keeps tasks in that TaskState, by name or by number; unspecified is no filter, an unknown one -32602", async () => {
+    using _ = interceptOutbound();
+    const caller = newCaller();
+    const kept = await send(caller);
+    const canceled = await send(caller);
+    await call("CancelTask", { id: canceled.id }, { mint: caller });
+    expect(ids(await list(caller, { status: "TASK_STATE_CANCELED" }))).toEqual([canceled.id]);
+    expect(ids(await list(caller, { status: TaskState.TASK_STATE_CANCELED }))).toEqual([canceled.id]);
+    expect(ids(await list(caller, { status: "TASK_STATE_SUBMITTED" }))).toEqual([kept.id]);
+    expect((await list(caller, { status: "TASK_STATE_COMPLETED" })).result).toMatchObject({ tasks: [], totalSize: 0 });
+    expect(ids(await list(caller, { status: "TASK_STATE_UNSPECIFIED" }))).toEqual([canceled.id, kept.id]);
+    expect(ids(await list(caller, { status: 0 }))).toEqual([canceled.id, kept.id]);
+    for (const status of ["TASK_STATE_BOGUS", 99, "submitted", true]) {
+      const refused = await list(caller, { status });
+      expect(refused.error.code, String(status)).toBe(-32602);
+      expect(refused.error.message, String(status)).toContain("params.status");
+    }
+  });
+
+  it("statusTimestampAfter keeps tasks whose status is at or after it: Z or an offset, up to nanoseconds", async () => {
+    using _ = interceptOutbound();
+    const caller = newCaller();
+    const early = await send(caller);
+    const late = await send(caller);
+    const at = late.status.timestamp;
+    expect(at).toMatch(/\.\d{3}Z$/);
+    const shifted = (iso: string, offset: string) => {
+      const sign = offset.startsWith("-") ? -1 : 1;
+      const [h, m] = offset.slice(1).split(":").map(Number) as [number, number];
+      return `${new Date(Date.parse(iso) + sign * (h * 60 + m) * 60_000).toISOString().slice(0, -1)}${offset}`;
+    };
+    for (const after of [at, at.replace("Z", "000000Z"), shifted(at, "+05:30"), shifted(at, "-08:00"), at.replace("T", "t").replace("Z", "z")]) {
+      const body = await list(caller, { statusTimestampAfter: after });
+      expect(ids(body), after).toEqual([late.id]);
+      expect(body.result.totalSize, after).toBe(1);
+    }
+    // A nanosecond after the late task's status keeps nothing; well before keeps both.
+    expect(ids(await list(caller, { statusTimestampAfter: at.replace("Z", "000001Z") }))).toEqual([]);
+    expect(ids(await list(caller, { statusTimestampAfter: early.status.timestamp }))).toEqual([late.id, early.id]);
+    expect(ids(await list(caller, { statusTimestampAfter: "2026-01-01T00:00:00Z" }))).toEqual([late.id, early.id]);
+    for (const bad of [
+      "yesterday",
+      "2026-12-01T10:00:00",
+      "2026-02-30T00:00:00Z",
+      "2026-12-01T24:00:00Z",
+      "2026-12-01T10:00:00.1234567890Z",
+      "2026-12-01T10:00:00+25:00",
+      1764583200,
+    ]) {
+      const refused = await list(caller, { statusTimestampAfter: bad });
+      expect(refused.error?.code, String(bad)).toBe(-32602);
+      expect(refused.error.message, String(bad)).toContain("params.statusTimestampAfter");
+    }
+  });
+
+  it("includeArtifacts: artifacts only when true (the default is false)", async () => {
+    using _ = interceptOutbound();
+    const caller = newCaller();
+    const task = await send(caller);
+    await objectOf(caller).finishTurn(task.id, { state: "TASK_STATE_COMPLETED", text: "done" });
+    expect((await call("GetTask", { id: task.id }, { mint: caller })).body.result.artifacts).toHaveLength(1);
+    for (const params of [{}, { includeArtifacts: false }]) {
+      const [listed] = (await list(caller, params)).result.tasks;
+      expect(listed.id).toBe(task.id);
+      expect(listed, JSON.stringify(params)).not.toHaveProperty("artifacts");
+    }
+    const [withArtifacts] = (await list(caller, { includeArtifacts: true })).result.tasks;
+    expect(withArtifacts.artifacts).toHaveLength(1);
+    expect(withArtifacts.artifacts[0].parts).toEqual([{ text: "done" }]);
+    expect((await list(caller, { includeArtifacts: "yes" })).error.code).toBe(-32602);
+  });
+
+  it("historyLength keeps each task's newest N messages, 0 none, unset all; an int32 may come as a string", async () => {
+    using _ = interceptOutbound();
+    const caller = newCaller();
+    const task = await send(caller);
+    await objectOf(caller).finishTurn(task.id, { state: "TASK_STATE_COMPLETED", text: "done" });
+    const history = async (params: Record<string, unknown>) => (await list(caller, params)).result.tasks[0].history;
+    const all = await history({});
+    expect(all.length).toBeGreaterThanOrEqual(2);
+    expect(await history({ historyLength: 0 })).toBeUndefined();
+    expect(await history({ historyLength: 1 })).toEqual(all.slice(-1));
+    expect(await history({ historyLength: "1" })).toEqual(all.slice(-1));
+    expect(await history({ historyLength: 100 })).toEqual(all);
+    for (const historyLength of [-1, 1.5, "one", null]) {
+      expect((await list(caller, { historyLength })).error?.code, String(historyLength)).toBe(-32602);
+    }
+  });
+
+  it("pageSize and pageToken walk the filtered tasks, newest first, each once; bad values are -32602", async () => {
+    using _ = interceptOutbound();
+    const caller = newCaller();
+    const sent: string[] = [];
+    for (let i = 0; i < 5; i++) sent.push((await send(caller, { contextId: "paged" })).id);
+    await send(caller, { contextId: "other" });
+    const seen: string[] = [];
+    const tokens: string[] = [];
+    let pageToken: string | undefined;
+    do {
+      const body = await list(caller, { contextId: "paged", pageSize: "2", ...(pageToken ? { pageToken } : {}) });
+      expect(body.result).toMatchObject({ pageSize: 2, totalSize: 5 });
+      expect(body.result.tasks.length).toBeLessThanOrEqual(2);
+      seen.push(...ids(body));
+      pageToken = body.result.nextPageToken;
+      tokens.push(pageToken!);
+    } while (pageToken);
+    expect(seen).toEqual([...sent].reverse());
+    expect(tokens.at(-1)).toBe("");
+    expect(tokens).toHaveLength(3);
+    expect((await list(caller, { pageSize: 100 })).result).toMatchObject({ pageSize: 100, totalSize: 6 });
+    for (const params of [{ pageSize: 0 }, { pageSize: 101 }, { pageSize: 2.5 }, { pageSize: "ten" }, { pageToken: "!!" }, { pageToken: 7 }]) {
+      const refused = await list(caller, params);
+      expect(refused.error?.code, JSON.stringify(params)).toBe(-32602);
+    }
+  });
+
+  it("combines every filter", async () => {
+    using _ = interceptOutbound();
+    const caller = newCaller();
+    await send(caller, { contextId: "mix" });
+    const cutoff = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 3));
+    const wanted = await send(caller, { contextId: "mix" });
+    const canceled = await send(caller, { contextId: "mix" });
+    await call("CancelTask", { id: canceled.id }, { mint: caller });
+    await send(caller, { contextId: "elsewhere" });
+    const body = await list(caller, {
+      contextId: "mix",
+      status: "TASK_STATE_SUBMITTED",
+      statusTimestampAfter: cutoff,
+      pageSize: 1,
+      historyLength: 0,
+      includeArtifacts: true,
+    });
+    expect(body.result).toEqual({ tasks: [expect.objectContaining({ id: wanted.id })], nextPageToken: "", pageSize: 1, totalSize: 1 });
+    expect(body.result.tasks[0]).not.toHaveProperty("history");
   });
 });

@@ -76,10 +76,15 @@ describe("ErrorInfo on every A2A error (A2A 1.0 §9.5)", () => {
   it("-32004 UnsupportedOperation, from the edge and across the DO boundary", async () => {
     using _ = interceptOutbound();
     const caller = newCaller();
-    const streaming = await call("SendStreamingMessage", sendParams("hi"), { mint: caller });
-    expect(streaming.body.error).toEqual({ code: -32004, message: expect.any(String), data: a2aInfo("UNSUPPORTED_OPERATION") });
-
     const task = (await call("SendMessage", sendParams("hi"), { mint: caller })).body.result.task;
+    await call("CancelTask", { id: task.id }, { mint: caller });
+    // SubscribeToTask on a terminal task, without Last-Event-ID: nothing left to follow.
+    const subscribe = await call("SubscribeToTask", { id: task.id }, { mint: caller });
+    expect(subscribe.body.error).toMatchObject({
+      code: -32004,
+      data: [expect.objectContaining({ reason: "UNSUPPORTED_OPERATION", domain: "a2a-protocol.org", metadata: { taskState: "TASK_STATE_CANCELED" } })],
+    });
+
     const followUp = { ...sendParams("more"), message: userMessage("more", undefined, { taskId: task.id, contextId: task.contextId }) };
     const reply = await call("SendMessage", followUp, { mint: caller });
     expect(reply.body.error).toMatchObject({ code: -32004, data: a2aInfo("UNSUPPORTED_OPERATION") });
@@ -106,6 +111,39 @@ describe("ErrorInfo on every A2A error (A2A 1.0 §9.5)", () => {
       expect(crossed).toBeInstanceOf(RpcError);
       expect({ code: crossed.code, message: crossed.message, data: crossed.data }).toEqual({ code, message: error.message, data: a2aInfo(reason) });
     }
+  });
+
+  it("-32003 and -32007, which this deployment never raises, get their ErrorInfo over the edge even when the object's refusal has none", async () => {
+    using _ = interceptOutbound();
+    const cases: Array<[number, string, unknown]> = [
+      [-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", undefined],
+      [-32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", []],
+      [-32001, "TASK_NOT_FOUND", [{ "@type": "type.googleapis.com/google.rpc.DebugInfo", detail: "kept" }]],
+    ];
+    for (const [code, reason, data] of cases) {
+      // A refusal as a plain value, the way it crosses the Durable Object boundary.
+      const error = { code, message: `refused with ${code}`, ...(data === undefined ? {} : { data }) };
+      const edge = isolatedEdge({ resolveAgent: () => stubAgent({ getTask: () => ({ ok: false, error }) }) });
+      const reply = await call("GetTask", { id: "t" }, { worker: edge.fetch, id: code });
+      expect(reply.status, reason).toBe(200);
+      expect(reply.body, reason).toEqual({
+        jsonrpc: "2.0",
+        id: code,
+        error: { code, message: error.message, data: [...a2aInfo(reason), ...(Array.isArray(data) ? data : [])] },
+      });
+    }
+  });
+
+  it("-32007 is never raised here: every tenant has a card, and an unknown tenant is refused at the edge's step 8", async () => {
+    using _ = interceptOutbound();
+    for (const tenant of ["assistant", "researcher"]) {
+      const reply = await call("GetExtendedAgentCard", {}, { mint: { tenant } });
+      expect(reply.body.error, tenant).toBeUndefined();
+      expect(reply.body.result.capabilities.extendedAgentCard, tenant).toBe(true);
+    }
+    const unknown = await call("GetExtendedAgentCard", {}, { mint: { tenant: "ghost" } });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe(-32602);
   });
 
   it("is there however the error was built, and JSON-RPC's own errors carry none", () => {

@@ -54,7 +54,7 @@ async function parked(caller: object, text: string) {
 
 const answerParams = (taskId: string, part: Record<string, unknown>, contextId?: string) => ({
   message: { messageId: crypto.randomUUID(), role: "ROLE_USER", taskId, ...(contextId ? { contextId } : {}), parts: [part] },
-  configuration: { taskPushNotificationConfig: { url: PUSH_URL, token: "notify-secret" } },
+  configuration: { returnImmediately: true, taskPushNotificationConfig: { url: PUSH_URL, token: "notify-secret" } },
 });
 const respond = (taskId: string, body: Record<string, unknown>) => answerParams(taskId, { data: { type: HITL_RESPONSE_TYPE, ...body } });
 

@@ -210,8 +210,11 @@ describe("no turn ends in between", () => {
     await agent.turnStarted(task.id, ORIGIN);
     expect(await agent.runTurn(task.id, ORIGIN, 3)).toEqual({
       ok: true,
-      value: { kind: "done", outcome: { state: "TASK_STATE_FAILED", text: mark("unfinished") } },
+      value: { kind: "done", state: "TASK_STATE_FAILED" },
     });
+    await agent.finishTurn(task.id);
+    const failed = await agent.deliveryOf(task.id);
+    expect(failed.ok && failed.value.task.status.message?.parts[0]?.text).toBe(mark("unfinished"));
     expect(outbound.modelCalls).toHaveLength(0);
   });
 });
@@ -237,7 +240,7 @@ describe("never twice at once", () => {
     const second = agent.runTurn(task.id, ORIGIN, 1);
     release();
     const [a, b] = await Promise.all([first, second]);
-    expect(a).toEqual({ ok: true, value: { kind: "done", outcome: { state: "TASK_STATE_COMPLETED", text: "once" } } });
+    expect(a).toEqual({ ok: true, value: { kind: "done", state: "TASK_STATE_COMPLETED" } });
     expect(b).toEqual(a);
     expect(outbound.modelCalls).toHaveLength(1);
   });
@@ -279,7 +282,7 @@ describe("bounded state", () => {
         message: { messageId, role: "ROLE_USER", parts: [{ text: "x" }] },
         pushConfig: { url: PUSH_URL },
       });
-      if (!begun.ok) throw new Error(begun.error.message);
+      if (!begun.ok || "message" in begun.value) throw new Error("not a task");
       return begun.value.task.id;
     };
     const delivered = await begin("m-delivered");

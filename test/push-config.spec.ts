@@ -11,7 +11,11 @@ const WHERE = "params.configuration.taskPushNotificationConfig";
 useTurnHarness();
 
 async function send(config: Record<string, unknown>, caller = newCaller()) {
-  const reply = await call("SendMessage", { message: userMessage("hello"), configuration: { taskPushNotificationConfig: config } }, { mint: caller });
+  const reply = await call(
+    "SendMessage",
+    { message: userMessage("hello"), configuration: { returnImmediately: true, taskPushNotificationConfig: config } },
+    { mint: caller },
+  );
   const tasks = await call("ListTasks", {}, { mint: caller });
   return { reply, tasksCreated: tasks.body.result.totalSize as number, caller };
 }

@@ -203,13 +203,18 @@ describe("durable subtasks", () => {
     scriptRounds([(c) => chatToolCall("delegate", delegateOf(4, 5), c.model), (c) => chatCompletion("done", c.model)]);
     const { task, agent } = await heldTurn("two pages");
     const first = await agent.runTurn(task.id, ORIGIN, 1);
-    expect(first).toEqual({ ok: true, value: { kind: "continue", text: "working: round 1, 2 subtasks (2 done)" } });
+    expect(first).toEqual({ ok: true, value: { kind: "continue", announce: true } });
+    // The round's progress is the task's status, as an event of its own.
+    const progress = await agent.deliveryOf(task.id);
+    expect(progress.ok && progress.value.status.statusUpdate.status.message?.parts[0]?.text).toBe("working: round 1, 2 subtasks (2 done)");
     const counts = { rounds: roundCalls().length, summaries: summaryCalls().length, fetches: pageFetches().length };
     expect(counts).toEqual({ rounds: 1, summaries: 2, fetches: 2 });
     // The Workflow retries the step (say the reply to it was lost): nothing runs again.
     expect(await agent.runTurn(task.id, ORIGIN, 1)).toEqual(first);
+    const again = await agent.deliveryOf(task.id);
+    expect(again.ok && again.value.status.seq).toBe(progress.ok && progress.value.status.seq);
     expect({ rounds: roundCalls().length, summaries: summaryCalls().length, fetches: pageFetches().length }).toEqual(counts);
-    expect(await agent.runTurn(task.id, ORIGIN, 2)).toEqual({ ok: true, value: { kind: "done", outcome: { state: "TASK_STATE_COMPLETED", text: "done" } } });
+    expect(await agent.runTurn(task.id, ORIGIN, 2)).toEqual({ ok: true, value: { kind: "done", state: "TASK_STATE_COMPLETED" } });
   });
 
   it("a subagent refuses, as a verdict, to resume under another fingerprint, and answers a finished one from its record", async () => {

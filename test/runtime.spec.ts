@@ -17,7 +17,7 @@ import {
   type PluginStore,
 } from "@dynamicagents/core/plugin";
 import { redactSubtaskRows, renderSubtaskResults } from "@dynamicagents/core/subtasks";
-import { mockModel, scriptedChoices } from "@dynamicagents/core/testing";
+import { callsOf, mockModel, scriptedChoices } from "@dynamicagents/core/testing";
 import { APICallError, stepCountIs, tool } from "ai";
 import { isTransient } from "../src/agent/model-retry.js";
 import { durableWorkspacePlugin } from "../reference/plugins/durable-workspace.js";
@@ -241,8 +241,8 @@ describe("redaction without holes", () => {
       models: scriptedChoices(model),
     });
     expect(result.ok).toBe(true);
-    expect(model.doGenerateCalls).toHaveLength(2);
-    return JSON.stringify(model.doGenerateCalls[1]!.prompt.filter((m) => m.role === "tool"));
+    expect(callsOf(model)).toHaveLength(2);
+    return JSON.stringify(callsOf(model)[1]!.prompt.filter((m) => m.role === "tool"));
   }
 
   it("a tool that throws: its error text reaches the model through the redactors", async () => {
@@ -355,6 +355,6 @@ describe("transient model failures", () => {
       models: scriptedChoices(flaky, fallback),
     });
     expect(result).toMatchObject({ ok: true, text: "third time", fellBack: false, exchanges: 3 });
-    expect(fallback.doGenerateCalls).toHaveLength(0);
+    expect(callsOf(fallback)).toHaveLength(0);
   });
 });

@@ -67,7 +67,7 @@ async function parked(who: Caller) {
 
 const respond = (taskId: string, body: Record<string, unknown>) => ({
   message: { messageId: crypto.randomUUID(), role: "ROLE_USER", taskId, parts: [{ data: { type: HITL_RESPONSE_TYPE, ...body } }] },
-  configuration: { taskPushNotificationConfig: { url: PUSH_URL, token: "notify-secret" } },
+  configuration: { returnImmediately: true, taskPushNotificationConfig: { url: PUSH_URL, token: "notify-secret" } },
 });
 
 const finalTask = async (taskId: string) =>

@@ -29,6 +29,7 @@ const beginInput = (messageId = crypto.randomUUID(), extra: Record<string, unkno
 async function begin(agent: Agent, messageId = crypto.randomUUID(), extra: Record<string, unknown> = {}) {
   const verdict = await agent.beginTask(beginInput(messageId, extra));
   if (!verdict.ok) throw new Error(verdict.error.message);
+  if ("message" in verdict.value) throw new Error("the assistant answered with a message, not a task");
   return verdict.value;
 }
 

@@ -183,17 +183,18 @@ describe("accept, then notify", () => {
     expect(await agent.turnStarted(task.id, ORIGIN)).toEqual({ ok: true, value: { proceed: true, state: "TASK_STATE_WORKING" } });
     await evictDurableObject(stub);
     const step = await agent.runTurn(task.id, ORIGIN, 1);
-    const outcome = { state: "TASK_STATE_COMPLETED", text: "echo: survive" } as const;
-    expect(step).toEqual({ ok: true, value: { kind: "done", outcome } });
+    expect(step).toEqual({ ok: true, value: { kind: "done", state: "TASK_STATE_COMPLETED" } });
     await evictDurableObject(stub);
     // A re-run of the step after eviction gets the recorded outcome, not a second model call.
     expect(await agent.runTurn(task.id, ORIGIN, 1)).toEqual(step);
     expect(harness.outbound.modelCalls).toHaveLength(1);
     await evictDurableObject(stub);
-    expect(await agent.finishTurn(task.id, outcome)).toEqual({ ok: true, value: { saved: true, state: "TASK_STATE_COMPLETED" } });
+    // The recorded outcome is what the terminal write saves, after an eviction too.
+    expect(await agent.finishTurn(task.id)).toEqual({ ok: true, value: { saved: true, state: "TASK_STATE_COMPLETED" } });
     await evictDurableObject(stub);
     const delivery = await agent.deliveryOf(task.id);
     expect(delivery.ok && delivery.value.task.status).toMatchObject({ state: "TASK_STATE_COMPLETED" });
+    expect(delivery.ok && delivery.value.task.artifacts?.[0]?.parts[0]?.text).toBe("echo: survive");
     expect(delivery.ok && delivery.value.configs.map((c) => c.url)).toEqual([PUSH_URL]);
     expect(await isReconcilingNow(stub)).toBe(true);
     await agent.turnDelivered(task.id);

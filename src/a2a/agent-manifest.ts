@@ -1,6 +1,7 @@
 import { AgentCard, type AgentSkill } from "@a2a-js/sdk";
 import { z } from "zod";
 import { ConfigError } from "../errors/index.js";
+import { IDENTITY_CLAIM, TENANT_CLAIM } from "./wire.js";
 
 /**
  * What an agent author writes about a tenant. The edge adds what only it
@@ -66,13 +67,27 @@ export interface CardContext {
   tenant?: string;
 }
 
+/** The name the cards give the gatekeeper's bearer JWT in `securitySchemes`. */
+const BEARER_SCHEME = "gatekeeperJwt";
+
 /**
- * The unsigned wire JSON of a card for `manifest` served at `endpoint`.
- *
- * It declares no `securitySchemes`: `@a2a-js/sdk` 1.3's verifier re-decodes an
- * already decoded card, which silently drops oneof fields (a security scheme
- * is one), so a card carrying one fails verification there. How to
- * authenticate is for the deployment's manifest to say in its description.
+ * A oneof in proto-JSON: its one member names the kind. It survives the SDK's
+ * verifier given wire JSON; a card the SDK already decoded loses it.
+ */
+const SECURITY_SCHEMES = { [BEARER_SCHEME]: { httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "JWT" } } };
+
+/**
+ * Its role list must not be empty: the encoder would leave `{}`, which the
+ * SDK's canonical form drops and plain JCS keeps (docs/protocol.md "Card
+ * signatures"). The roles named are the claims the token carries ("The gatekeeper token").
+ */
+const SECURITY_REQUIREMENTS = [{ schemes: { [BEARER_SCHEME]: { list: [TENANT_CLAIM, IDENTITY_CLAIM] } } }];
+
+/**
+ * The unsigned wire JSON of a card for `manifest` served at `endpoint`: the
+ * manifest, the interface, the platform's capabilities and how to
+ * authenticate, through the SDK's `fromJSON → toJSON` so the card is its own
+ * proto-JSON image.
  */
 export function buildCardWire(manifest: AgentManifest, context: CardContext): Record<string, unknown> {
   const card = AgentCard.fromJSON({
@@ -90,7 +105,9 @@ export function buildCardWire(manifest: AgentManifest, context: CardContext): Re
     provider: manifest.provider,
     documentationUrl: manifest.documentationUrl,
     iconUrl: manifest.iconUrl,
-    capabilities: { streaming: false, pushNotifications: true, extendedAgentCard: true },
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
+    securitySchemes: SECURITY_SCHEMES,
+    securityRequirements: SECURITY_REQUIREMENTS,
     defaultInputModes: manifest.defaultInputModes ?? ["text/plain"],
     defaultOutputModes: manifest.defaultOutputModes ?? ["text/plain"],
     skills: manifest.skills,

@@ -83,7 +83,9 @@ const isRecord = (value: unknown): value is Record<string, unknown> => value !==
  * The bytes an AgentCard signature covers (A2A §8.4.1): the card's proto-JSON
  * wire form, which drops unknown members and unset defaults while keeping set
  * `optional` fields; REQUIRED fields restored at their defaults; `signatures`
- * removed; serialized with RFC 8785.
+ * removed; serialized with RFC 8785. `card` is wire JSON, as `@a2a-js/sdk`'s
+ * verifier must be given it too: decoding an already decoded card drops its
+ * oneofs (a security scheme), so both would sign a card without them.
  */
 export function canonicalCardPayload(card: unknown): string {
   const wire = AgentCard.toJSON(AgentCard.fromJSON(card)) as Record<string, unknown>;

@@ -48,6 +48,17 @@ function a2aErrorData(code: number, metadata?: Record<string, string>): ErrorInf
 }
 
 /**
+ * An A2A error's `data` always holds its ErrorInfo: kept when given (rebuilt
+ * from a value that crossed the DO boundary, say), put first when missing.
+ * Any other error's `data` is as given.
+ */
+function withErrorInfo(code: number, data: ErrorInfo[] | undefined): ErrorInfo[] | undefined {
+  const own = a2aErrorData(code);
+  if (!own || (data && errorInfoOf({ data }))) return data ?? own;
+  return Array.isArray(data) ? [...own, ...data] : own;
+}
+
+/**
  * A JSON-RPC error the edge or a Durable Object answers with. It crosses the
  * DO RPC boundary as a plain `{ code, message, data }` value instead of a
  * thrown exception: workerd re-creates thrown errors as bare `Error`s on the
@@ -63,9 +74,8 @@ export class RpcError extends Error {
     data?: ErrorInfo[],
   ) {
     super(message);
-    // Every A2A error carries its ErrorInfo, however it was built; data given
-    // (say, rebuilt from a value that crossed the DO boundary) is kept as is.
-    this.data = data ?? a2aErrorData(code);
+    // Every A2A error carries its ErrorInfo, however it was built.
+    this.data = withErrorInfo(code, data);
   }
 }
 

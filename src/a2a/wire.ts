@@ -23,6 +23,8 @@ export const A2A_JSON = "application/a2a+json";
 
 /** The header a push carries the push config's `token` in. */
 export const NOTIFICATION_TOKEN_HEADER = "x-a2a-notification-token";
+/** Each push's event number (per task): a gatekeeper de-duplicates on task id + seq. */
+export const EVENT_SEQ_HEADER = "x-dynamicagents-event-seq";
 
 /** Private claim names the gatekeeper mints (docs/protocol.md "The gatekeeper token"). */
 export const TENANT_CLAIM = "https://dynamicagents.dev/tenant";

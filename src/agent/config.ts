@@ -71,6 +71,8 @@ const configSchema = z.strictObject({
     .strictObject({
       /** Turns one caller may have open at once; one more is refused (429, QUOTA_EXCEEDED) and creates nothing. */
       maxInFlightTurns: z.number().int().min(1).max(1024).default(32),
+      /** Streams (SendStreamingMessage, SubscribeToTask) one caller may hold open at once; one more is refused like a turn over the cap. */
+      maxOpenStreams: z.number().int().min(1).max(1024).default(16),
     })
     .prefault({}),
   retention: z

@@ -1,4 +1,4 @@
-import { generateText, type ModelMessage, type StepResult, type StopCondition, type ToolSet } from "ai";
+import { streamText, type ModelMessage, type StepResult, type StopCondition, type ToolSet } from "ai";
 import type { ModelConfig, ModelEnv } from "./model-config.js";
 import { withRetries, type ExchangeCounter } from "./model-retry.js";
 import { chooseModels, type ModelChoice } from "./providers.js";
@@ -16,6 +16,8 @@ export interface GenerateRequest {
   models?: ModelChoice[];
   /** The turn's: aborting it (a cancel) stops the model call and the tools, and tries no other model. */
   signal?: AbortSignal;
+  /** Hears the answer as it is written: each step (of each model tried) starts it over, then its text deltas. */
+  onText?: (event: { kind: "restart" } | { kind: "delta"; text: string }) => void;
 }
 
 export type GenerateResult =
@@ -55,7 +57,7 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new DOMException("model call timed out", "TimeoutError")), request.config.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     try {
-      const result = await generateText({
+      const result = streamText({
         model: withRetries(choice.model, retry, counter),
         instructions: request.instructions,
         messages: request.messages,
@@ -65,17 +67,29 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
         // retries would only delay the fallback.
         maxRetries: 0,
         abortSignal: request.signal ? AbortSignal.any([controller.signal, request.signal]) : controller.signal,
+        // Failures are read from the stream below; the SDK would also log them.
+        onError: () => {},
       });
+      let failure: unknown;
+      for await (const part of result.stream) {
+        // The answer is the last step's text: each step starts it over.
+        if (part.type === "start-step") request.onText?.({ kind: "restart" });
+        else if (part.type === "text-delta") request.onText?.({ kind: "delta", text: part.text });
+        else if (part.type === "error") failure ??= part.error;
+        else if (part.type === "abort") failure ??= request.signal?.reason ?? controller.signal.reason ?? new DOMException("aborted", "AbortError");
+      }
+      if (failure !== undefined) throw failure;
+      const [text, steps, usage, responseMessages] = await Promise.all([result.text, result.steps, result.totalUsage, result.responseMessages]);
       return {
         ok: true,
-        text: result.text,
+        text,
         model: choice.label,
         fellBack: index > 0,
-        steps: result.steps.length,
-        totalTokens: result.totalUsage.totalTokens ?? 0,
+        steps: steps.length,
+        totalTokens: usage.totalTokens ?? 0,
         exchanges: counter.exchanges,
-        responseMessages: result.responseMessages,
-        lastStep: result.steps.at(-1),
+        responseMessages,
+        lastStep: steps.at(-1),
       };
     } catch (error) {
       errors.push(`${choice.label}: ${describe(error)}`);

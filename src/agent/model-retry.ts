@@ -60,20 +60,24 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
  */
 export function withRetries(model: LanguageModel, policy: RetryPolicy, counter: ExchangeCounter): LanguageModel {
   if (typeof model === "string") return model;
+  async function attempts<T>(call: () => PromiseLike<T>, signal: AbortSignal | undefined): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      counter.exchanges++;
+      try {
+        return await call();
+      } catch (error) {
+        if (attempt > policy.retries || !isTransient(error) || signal?.aborted) throw error;
+        await sleep(delayOf(error, attempt, policy), signal);
+      }
+    }
+  }
   return wrapLanguageModel({
     model,
     middleware: {
-      wrapGenerate: async ({ doGenerate, params }) => {
-        for (let attempt = 1; ; attempt++) {
-          counter.exchanges++;
-          try {
-            return await doGenerate();
-          } catch (error) {
-            if (attempt > policy.retries || !isTransient(error) || params.abortSignal?.aborted) throw error;
-            await sleep(delayOf(error, attempt, policy), params.abortSignal);
-          }
-        }
-      },
+      wrapGenerate: ({ doGenerate, params }) => attempts(doGenerate, params.abortSignal),
+      // A stream is retried while it has not started (the HTTP answer was an error); once it
+      // streams, a failure mid-way is the step's, and the fallback model takes over.
+      wrapStream: ({ doStream, params }) => attempts(doStream, params.abortSignal),
     },
   });
 }

@@ -15,6 +15,8 @@ export interface BeginTask {
   historyLength?: number;
   /** Who is calling, as the verified token says: the one who answers a human-in-the-loop request. */
   caller?: { key: string; name?: string };
+  /** `returnImmediately`: the reply must be a task; otherwise the agent may answer with a message instead. */
+  immediate?: boolean;
 }
 
 /** An accepted turn, for the edge to start after its reply (`createA2AWorker`'s `startTurn`). */
@@ -30,10 +32,35 @@ export interface Begun {
   turn?: TurnToStart;
 }
 
+/** A send the agent answered with a message: no task exists (A2A allows it for blocking and streaming sends). */
+export interface Replied {
+  message: MessageJson;
+}
+
 export interface TaskQuery {
   taskId: string;
   historyLength?: number;
 }
+
+/** A stream of a task's events (`SendStreamingMessage`, `SubscribeToTask`). */
+export interface StreamQuery extends TaskQuery {
+  /**
+   * `SubscribeToTask`'s `Last-Event-ID`: the snapshot, then every event after
+   * that `seq`, also of a terminal task. Without it the snapshot is followed
+   * by live events only, and a terminal task is refused (`subscribe`).
+   */
+  afterSeq?: number;
+  /** `send`: the stream of a send just accepted (a terminal task gets its snapshot); `subscribe`: `SubscribeToTask`. */
+  purpose: "send" | "subscribe";
+}
+
+/**
+ * A task's events as the object streams them to the edge: one JSON line per
+ * event, `{"seq": n, "event": <StreamResponse>}`, the snapshot first; the
+ * object ends it after the event that makes the task terminal or interrupted.
+ * Cancelling it releases the subscription.
+ */
+export type EventLines = ReadableStream<Uint8Array>;
 
 /** `ListTasks`, its params already checked by the edge. */
 export interface TaskListQuery {
@@ -64,10 +91,16 @@ export interface TaskListPage {
  * there: TaskNotFound, never a hint that it exists.
  */
 export interface CallerObject {
-  beginTask(input: BeginTask): Promise<Verdict<Begun>>;
+  beginTask(input: BeginTask): Promise<Verdict<Begun | Replied>>;
   getTask(query: TaskQuery): Promise<Verdict<TaskJson>>;
   listTasks(query: TaskListQuery): Promise<Verdict<TaskListPage>>;
   cancelTask(taskId: string): Promise<Verdict<TaskJson>>;
+  /** Resolves once the task is terminal or interrupted (at once if it is): a blocking send's wait. */
+  awaitTask(query: TaskQuery): Promise<Verdict<TaskJson>>;
+  /** The task's events; refused at the caller's cap on open streams (QUOTA_EXCEEDED). */
+  streamTask(query: StreamQuery): Promise<Verdict<{ streamId: string; lines: EventLines }>>;
+  /** The client of stream `streamId` went away: its subscription and its place under the cap are released (idempotent). */
+  releaseStream(streamId: string): Promise<Verdict<null>>;
   putPushConfig(taskId: string, config: PushConfigJson): Promise<Verdict<PushConfigJson>>;
   getPushConfig(taskId: string, configId: string): Promise<Verdict<PushConfigJson>>;
   listPushConfigs(taskId: string): Promise<Verdict<PushConfigJson[]>>;

@@ -1,5 +1,5 @@
 import type { Verdict } from "./verdict.js";
-import type { PushConfigJson, TaskJson } from "./wire-json.js";
+import type { ArtifactJson, PushConfigJson, StatusUpdateJson, TaskJson } from "./wire-json.js";
 
 /** What a turn Workflow instance is created with. Everything else it reads from the caller's object. */
 export interface TurnParams {
@@ -17,13 +17,16 @@ export interface TurnOutcome {
   state: "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED" | "TASK_STATE_REJECTED";
   /** The reply (for a failure, the agent's own sentence); empty when the agent chose not to answer. */
   text: string;
+  /** The turn's artifacts; absent: a completed turn's reply is its one artifact, `answer`. */
+  artifacts?: ArtifactJson[];
 }
 
 /** One round of a turn. */
 export type TurnStep =
-  | { kind: "done"; outcome: TurnOutcome }
-  /** Another round follows; `text` is the progress a gatekeeper can show. */
-  | { kind: "continue"; text: string }
+  /** The round answered: the object recorded its outcome, which `finishTurn` writes. */
+  | { kind: "done"; state: TurnOutcome["state"] }
+  /** Another round follows; `announce`: the object recorded the round's progress as the task's status, to push. */
+  | { kind: "continue"; announce: boolean }
   /** The task is terminal already (canceled meanwhile): nothing more to run. */
   | { kind: "ended"; state: string }
   /**
@@ -47,16 +50,11 @@ export interface Finished {
   state: string;
 }
 
-/** A `statusUpdate` StreamResponse's payload, as pushed. */
-export interface StatusUpdateJson {
-  taskId: string;
-  contextId: string;
-  status: TaskJson["status"];
-}
-
 export interface Delivery {
   task: TaskJson;
   configs: PushConfigJson[];
+  /** The task's latest status event, and its `seq` (the header every push carries). */
+  status: { seq: number; statusUpdate: StatusUpdateJson };
 }
 
 /**
@@ -70,7 +68,7 @@ export interface TurnObject {
   /** Runs round `round` of the turn, or returns what an earlier run recorded. */
   runTurn(taskId: string, origin: string, round: number): Promise<Verdict<TurnStep>>;
   /** The guarded terminal write. */
-  finishTurn(taskId: string, outcome: TurnOutcome): Promise<Verdict<Finished>>;
+  finishTurn(taskId: string, outcome?: TurnOutcome): Promise<Verdict<Finished>>;
   /** The task as it is to be announced, and every push config it has. */
   deliveryOf(taskId: string): Promise<Verdict<Delivery>>;
   /** A delivery attempt failed and the next comes within `nextAttemptWithinMs`: the turn is alive until then. */

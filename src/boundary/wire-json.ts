@@ -34,10 +34,39 @@ export interface TaskJson {
   contextId: string;
   status: TaskStatusJson;
   history?: MessageJson[];
-  artifacts?: unknown[];
+  artifacts?: ArtifactJson[];
   metadata?: Record<string, unknown>;
   [field: string]: unknown;
 }
+
+export interface ArtifactJson {
+  artifactId: string;
+  name?: string;
+  description?: string;
+  parts: PartJson[];
+  metadata?: Record<string, unknown>;
+}
+
+/** A `statusUpdate` StreamResponse's payload. */
+export interface StatusUpdateJson {
+  taskId: string;
+  contextId: string;
+  status: TaskStatusJson;
+  metadata?: Record<string, unknown>;
+}
+
+/** An `artifactUpdate` StreamResponse's payload: one chunk of an artifact as it is written. */
+export interface ArtifactUpdateJson {
+  taskId: string;
+  contextId: string;
+  artifact: ArtifactJson;
+  /** Appends these parts to the artifact of that id so far; false starts (or restarts) it. */
+  append: boolean;
+  lastChunk: boolean;
+}
+
+/** A StreamResponse (A2A 1.0): one event of a stream, or a push's body. */
+export type StreamEventJson = { task: TaskJson } | { message: MessageJson } | { statusUpdate: StatusUpdateJson } | { artifactUpdate: ArtifactUpdateJson };
 
 export interface PushConfigJson {
   url: string;

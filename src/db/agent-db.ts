@@ -2,10 +2,12 @@ import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlit
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/migrations.js";
 import { ConversationStore } from "./conversation-store.js";
+import { DirectReplyStore } from "./direct-replies.js";
 import { HitlStore } from "./hitl-store.js";
 import { PushConfigStore } from "./push-config-store.js";
 import { SubtaskStore } from "./subtask-store.js";
-import { TaskStore } from "./task-store.js";
+import { TaskEventLog, type NewTaskEvent, type TaskEventRow } from "./task-event-log.js";
+import { TaskStore, type NewTask, type TaskWrite, type WriteVerdict } from "./task-store.js";
 import { ToolJournal } from "./tool-journal.js";
 import { TurnLedger } from "./turn-ledger.js";
 
@@ -19,6 +21,8 @@ export class AgentDB {
   readonly conversations: ConversationStore;
   readonly toolCalls: ToolJournal;
   readonly hitl: HitlStore;
+  readonly events: TaskEventLog;
+  readonly directReplies: DirectReplyStore;
 
   /** `finalStates`: the task states after which a stored task is never written again. */
   constructor(storage: DurableObjectStorage, finalStates: readonly string[], now?: () => number) {
@@ -30,6 +34,42 @@ export class AgentDB {
     this.conversations = new ConversationStore(this.db, now);
     this.toolCalls = new ToolJournal(this.db, now);
     this.hitl = new HitlStore(this.db, now);
+    this.events = new TaskEventLog(this.db, now);
+    this.directReplies = new DirectReplyStore(this.db, now);
+  }
+
+  #appended: (row: TaskEventRow) => void = () => {};
+
+  /** Called with each event once it is stored (the object's live streams and waiters hang here). */
+  onEventAppended(listener: (row: TaskEventRow) => void): void {
+    this.#appended = listener;
+  }
+
+  /** A new task and its first event, together (see `TaskStore.insert`). */
+  insertTask(task: NewTask, event: NewTaskEvent, pushConfig?: { id: string; json: string }): TaskEventRow {
+    const row = this.db.transaction(() => {
+      this.tasks.insert(task, pushConfig);
+      return this.events.append(task.id, event);
+    });
+    this.#appended(row);
+    return row;
+  }
+
+  /** A task's guarded write and its event, together: the event exists exactly when the write happened. */
+  writeTask(task: TaskWrite, event: NewTaskEvent): WriteVerdict {
+    const verdict = this.db.transaction(() => {
+      const written = this.tasks.write(task);
+      return written.kind === "written" ? { written, row: this.events.append(task.id, event) } : { written };
+    });
+    if (verdict.row) this.#appended(verdict.row);
+    return verdict.written;
+  }
+
+  /** An event that changes no status (an artifact chunk). */
+  appendEvent(taskId: string, event: NewTaskEvent): TaskEventRow {
+    const row = this.events.append(taskId, event);
+    this.#appended(row);
+    return row;
   }
 
   /** Applies core migrations; idempotent, and cheap once applied. */

@@ -1,4 +1,4 @@
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * One row per A2A task of this Durable Object's caller. The full task lives in
@@ -238,4 +238,35 @@ export const hitlRequests = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("hitl_requests_by_task").on(t.taskId, t.status)],
+);
+
+/**
+ * Every event of a task, in order: its status changes and its artifact
+ * chunks, as the wire JSON the streams and pushes send. `seq` counts per task
+ * from 1; `id` orders all of this object's events, so what is new since a
+ * moment is one range read.
+ */
+export const taskEvents = sqliteTable(
+  "task_events",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    taskId: text("task_id").notNull(),
+    seq: integer("seq").notNull(),
+    /** `status` | `artifact` */
+    kind: text("kind").notNull(),
+    eventJson: text("event_json").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("task_events_by_seq").on(t.taskId, t.seq)],
+);
+
+/** Sends an agent answered with a message instead of a task: a retry of the `messageId` gets the same message. */
+export const directReplies = sqliteTable(
+  "direct_replies",
+  {
+    messageId: text("message_id").primaryKey(),
+    replyJson: text("reply_json").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("direct_replies_by_time").on(t.createdAt)],
 );

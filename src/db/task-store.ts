@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, gte, inArray, lt, notInArray, or, sum, type SQL } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { decodeCursor, encodeCursor } from "./list-cursor.js";
-import { acceptedMessages, hitlRequests, pushConfigs, rounds, subtasks, taskCounts, tasks, toolCalls, turns } from "./schema.js";
+import { acceptedMessages, hitlRequests, pushConfigs, rounds, subtasks, taskCounts, taskEvents, tasks, toolCalls, turns } from "./schema.js";
 
 export type TaskRow = typeof tasks.$inferSelect;
 
@@ -180,6 +180,7 @@ export class TaskStore {
       tx.delete(toolCalls).where(inArray(toolCalls.taskId, ids)).run();
       tx.delete(hitlRequests).where(inArray(hitlRequests.taskId, ids)).run();
       tx.delete(pushConfigs).where(inArray(pushConfigs.taskId, ids)).run();
+      tx.delete(taskEvents).where(inArray(taskEvents.taskId, ids)).run();
       tx.delete(tasks).where(inArray(tasks.id, ids)).run();
     });
     return { tasks: ids.length, subtaskIds };

@@ -5,7 +5,10 @@ import type { ModelChoice } from "../agent/providers.js";
 import type { HumanAnswer, SubtaskQuestion, TaskJson } from "../boundary/index.js";
 import { ConfigError } from "../errors/index.js";
 import { ensurePluginStores } from "../db/plugin-stores.js";
+import { AnswerStream } from "./answer-stream.js";
 import { humanAnswer, subtaskRequest } from "./hitl.js";
+import { appendArtifactChunk } from "./task-events.js";
+import { ANSWER_ARTIFACT } from "./task-wire.js";
 import { runRound, settlementOf, targetOf } from "./turn-loop.js";
 import type { AgentPlugin, PluginHost } from "../plugin/contract.js";
 import { createAgentRuntime, type AgentRuntime } from "../plugin/runtime.js";
@@ -126,7 +129,12 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
 
   protected override lifecycleLimits(): LifecycleLimits {
     const { limits, retention, hitl } = this.config;
-    return { maxInFlightTurns: limits.maxInFlightTurns, retention, hitlExpiresAfterMs: hitl.expiresAfterMinutes * 60_000 };
+    return {
+      maxInFlightTurns: limits.maxInFlightTurns,
+      maxOpenStreams: limits.maxOpenStreams,
+      retention,
+      hitlExpiresAfterMs: hitl.expiresAfterMinutes * 60_000,
+    };
   }
 
   /** Which conversation a task belongs to: its context's, or the caller's one (`history.conversation`). */
@@ -197,6 +205,9 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
       env: this.env,
       models: this.modelChoices(),
       signal,
+      answer: new AnswerStream((chunk) =>
+        appendArtifactChunk(this.agentDb, turn.task, { artifactId: ANSWER_ARTIFACT, name: ANSWER_ARTIFACT, parts: chunk.parts }, chunk),
+      ),
     });
     if (result.kind === "answer") return { kind: "done", outcome: { state: result.state, text: result.text } };
     if (result.kind === "ask" || result.kind === "canceled") return result;

@@ -5,7 +5,8 @@ import type { MessageJson, TaskJson } from "../boundary/index.js";
 import type { AgentDB } from "../db/agent-db.js";
 import type { HitlRow } from "../db/hitl-store.js";
 import { answerOf, answerProblem, requestParts, type HitlTarget, type RequestBody, type Settlement } from "./hitl.js";
-import { agentMessage, taskOf, toWrite, withState } from "./task-wire.js";
+import { writeStatus } from "./task-events.js";
+import { agentMessage, taskOf, withState } from "./task-wire.js";
 import { bodyOf } from "./turn-loop.js";
 
 // Human in the loop, on the object's side: a round that waits for a human
@@ -46,7 +47,7 @@ export function park(
   const message = { ...agentMessage(task, ""), parts: requestParts(request.requestId, request.body, row.expiresAt, words) };
   const parked = withState(task, "TASK_STATE_INPUT_REQUIRED", now, message);
   parked.history = [...(task.history ?? []), message];
-  db.tasks.write(toWrite(parked, now));
+  writeStatus(db, parked, now);
 }
 
 /** What an answer did: settled the request (the Workflow must be woken), or nothing new (a repeat, a losing answer). */
@@ -79,7 +80,7 @@ export function answer(db: AgentDB, task: TaskJson, message: MessageJson, caller
   if (settled.kind !== "settled") return { kind: "unchanged", task };
   const working = withState(task, "TASK_STATE_WORKING", now);
   working.history = [...(task.history ?? []), { ...message, taskId: task.id, contextId: task.contextId }];
-  db.tasks.write(toWrite(working, now));
+  writeStatus(db, working, now);
   return { kind: "answered", task: working, request: settled.row };
 }
 
@@ -95,7 +96,7 @@ export function expire(db: AgentDB, requestId: string, words: HitlWords, now: nu
   if (row && row.state === "TASK_STATE_INPUT_REQUIRED") {
     const task = taskOf(row);
     const message = { ...agentMessage(task, ""), parts: [{ text: words.timedOut }, { data: { type: HITL_TIMEOUT_TYPE, requestId } }] };
-    db.tasks.write(toWrite(withState(task, "TASK_STATE_WORKING", now, message), now));
+    writeStatus(db, withState(task, "TASK_STATE_WORKING", now, message), now);
   }
   return settled.row;
 }

@@ -1,5 +1,5 @@
 import { Agent } from "agents";
-import { agentStartFailed, invalidParams, quotaExceeded, taskNotCancelable, taskNotFound, toRpcErrorValue } from "../a2a/errors.js";
+import { agentStartFailed, invalidParams, quotaExceeded, taskNotCancelable, taskNotFound, toRpcErrorValue, unsupportedOperation } from "../a2a/errors.js";
 import { MAX_PUSH_CONFIGS_PER_TASK } from "../a2a/push-config.js";
 import { TERMINAL_STATE_NAMES } from "../a2a/wire.js";
 import {
@@ -9,8 +9,13 @@ import {
   turnInstanceId,
   type BeginTask,
   type Begun,
+  type MessageJson,
+  type Replied,
   type CallerObject,
   type Delivery,
+  type EventLines,
+  type StatusUpdateJson,
+  type StreamQuery,
   type Finished,
   type PushConfigJson,
   type TaskJson,
@@ -36,7 +41,10 @@ import { pushConfigOf, withConfigIds } from "./push-config-ids.js";
 import { reconcileTurns, type ReconcileAction } from "./reconcile-turns.js";
 import { DEFAULT_RECOVERY_POLICY, type RecoveryPolicy } from "./recovery-policy.js";
 import { SelfOrigin } from "./self-origin.js";
-import { agentMessage, requestText, shapeTask, submittedTask, taskOf, terminalTask, toWrite, withState } from "./task-wire.js";
+import { EventHub } from "./event-hub.js";
+import { endsWait, foldArtifacts, insertTask, statusUpdateOf, writeStatus } from "./task-events.js";
+import { taskStream } from "./task-stream.js";
+import { agentMessage, requestText, shapeTask, submittedTask, taskOf, terminalTask, withState } from "./task-wire.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Retention deletes at most this many rows per pass, then comes back at once for more. */
@@ -57,6 +65,8 @@ const RETENTION_EVERY_S = 3600;
 export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudflare.Env & AgentEnv> extends Agent<Env> implements CallerObject, TurnObject {
   protected readonly agentDb: AgentDB;
   readonly #selfOrigin = new SelfOrigin();
+  /** Who in this instance follows which task's events: streams and blocking sends. */
+  readonly #events = new EventHub();
   /**
    * The round each turn is running in this instance right now: the turn's
    * lease. A second call for it (a retried step, a re-driven instance) joins
@@ -68,6 +78,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.agentDb = new AgentDB(ctx.storage, TERMINAL_STATE_NAMES);
+    this.agentDb.onEventAppended((row) => this.#events.deliver(row));
     // Input gates hold every RPC until this resolves: no call sees a table
     // that is not there yet.
     void ctx.blockConcurrencyWhile(async () => {
@@ -93,6 +104,16 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
 
   /** Runs once per instance, inside the start-up gate, after the core migrations. */
   protected async prepareAgent(): Promise<void> {}
+
+  /**
+   * A send this agent answers with a message instead of a task (a blocking or
+   * streaming one; never with `returnImmediately`): the message, its
+   * `messageId` and `role` set by the agent. No task exists, and a retry gets
+   * the same message. Synchronous: it runs inside the accept's write block.
+   */
+  protected directReply(_message: MessageJson): MessageJson | undefined {
+    return undefined;
+  }
 
   /** One round of the turn; `signal` aborts when the task is canceled. */
   protected abstract runRound(turn: TurnContext, round: number, signal: AbortSignal): Promise<RoundStep>;
@@ -141,7 +162,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    * to start, or returns the task already recorded for this `messageId` and
    * names nothing.
    */
-  async beginTask(input: BeginTask): Promise<Verdict<Begun>> {
+  async beginTask(input: BeginTask): Promise<Verdict<Begun | Replied>> {
     if (this.#startFailure) return this.#notStarted(input.tenant);
     this.#selfOrigin.learn(input.origin);
     const messageId = input.message.messageId;
@@ -149,7 +170,9 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const instanceId = await turnInstanceId(agentId, messageId);
     // From here to the end of the block nothing awaits, so the task and its
     // turn record are written together and no retry can interleave.
-    const verdict = settle((): Continued => {
+    const verdict = settle((): Continued | Replied => {
+      const replied = this.agentDb.directReplies.get(messageId);
+      if (replied) return { message: JSON.parse(replied) as MessageJson };
       const existing = this.agentDb.tasks.byMessageId(messageId);
       if (existing) {
         // A retry: nothing new. A turn still open is named again, so the edge
@@ -162,6 +185,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         throw taskNotFound(`(of messageId ${JSON.stringify(messageId)}: it was accepted here, finished, and has since been deleted)`);
       }
       if (input.message.taskId) return continueTask(this.agentDb, input, Date.now());
+      const direct = input.immediate ? undefined : this.directReply(input.message);
+      if (direct) return { message: JSON.parse(this.agentDb.directReplies.put(messageId, JSON.stringify(direct))) as MessageJson };
       const { maxInFlightTurns } = this.lifecycleLimits();
       const inFlight = this.agentDb.turns.size;
       if (inFlight >= maxInFlightTurns) {
@@ -174,10 +199,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       const now = Date.now();
       const task = submittedTask(input.message, { id: crypto.randomUUID(), contextId: input.message.contextId || crypto.randomUUID() }, now);
       const pushConfig = input.pushConfig && withConfigIds(input.pushConfig, task.id);
-      this.agentDb.tasks.insert(
-        { ...toWrite(task, now), messageId, contextId: task.contextId },
-        pushConfig && { id: pushConfig.id, json: JSON.stringify(pushConfig) },
-      );
+      insertTask(this.agentDb, task, now, { messageId, contextId: task.contextId }, pushConfig && { id: pushConfig.id, json: JSON.stringify(pushConfig) });
       const params: TurnParams = { tenant: input.tenant, agentId, taskId: task.id, messageId, origin: input.origin };
       this.agentDb.turns.open(task.id, instanceId, params, this.recoveryPolicy().reportWithinMs);
       return { task: shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true }), turn: { instanceId, params } };
@@ -185,10 +207,13 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     // The task and its turn are written above with no await in between; the
     // reply leaves only once these writes (the schedule's too) are stored. A
     // crash before that loses the reply, and its retry arms what is missing.
-    if (verdict.ok && verdict.value.turn) await this.#ensureReconciling();
-    if (verdict.ok) await this.#armRetention();
-    if (verdict.ok && verdict.value.answered) await this.#wake(verdict.value.answered);
-    return verdict.ok ? accepted({ task: verdict.value.task, ...(verdict.value.turn ? { turn: verdict.value.turn } : {}) }) : verdict;
+    if (!verdict.ok) return verdict;
+    const begun = verdict.value;
+    await this.#armRetention();
+    if ("message" in begun) return accepted(begun);
+    if (begun.turn) await this.#ensureReconciling();
+    if (begun.answered) await this.#wake(begun.answered);
+    return accepted({ task: begun.task, ...(begun.turn ? { turn: begun.turn } : {}) });
   }
 
   async getTask(query: TaskQuery): Promise<Verdict<TaskJson>> {
@@ -215,7 +240,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       if (this.agentDb.tasks.isFinal(row.state)) throw taskNotCancelable(taskId, row.state);
       const now = Date.now();
       const canceled = withState(task, "TASK_STATE_CANCELED", now, agentMessage(task, this.lifecycleWords().canceled));
-      if (this.agentDb.tasks.write(toWrite(canceled, now)).kind !== "written") throw taskNotFound(taskId);
+      if (writeStatus(this.agentDb, canceled, now).kind !== "written") throw taskNotFound(taskId);
       this.agentDb.conversations.discard(taskId);
       const open = this.agentDb.hitl.openOf(taskId);
       if (open && this.agentDb.hitl.settle(open.requestId, "canceled", { outcome: "canceled" }).kind === "settled") parked = open;
@@ -225,6 +250,63 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     });
     if (parked) await this.#wake(parked);
     return verdict;
+  }
+
+  /**
+   * A blocking send's wait: the task once it is terminal or interrupted (at
+   * once if it is). The wait lives in this instance's memory; if the object
+   * resets meanwhile the edge asks again, and the new instance reads the task.
+   */
+  async awaitTask(query: TaskQuery): Promise<Verdict<TaskJson>> {
+    if (this.#startFailure) return this.#notStarted();
+    const row = this.agentDb.tasks.get(query.taskId);
+    if (!row) return refused(taskNotFound(query.taskId));
+    if (!endsWait(row.state)) await this.#events.nextEnd(query.taskId);
+    return this.getTask(query);
+  }
+
+  /** A stream of the task's events (see `StreamQuery`); at most `limits.maxOpenStreams` per caller at once. */
+  async streamTask(query: StreamQuery): Promise<Verdict<{ streamId: string; lines: EventLines }>> {
+    if (this.#startFailure) return this.#notStarted();
+    return settle(() => {
+      const row = this.#requireTask(query.taskId);
+      const terminal = this.agentDb.tasks.isFinal(row.state);
+      if (terminal && query.purpose === "subscribe" && query.afterSeq === undefined) {
+        throw unsupportedOperation(
+          `Task ${JSON.stringify(query.taskId)} is ${row.state}: there is nothing left to subscribe to (send Last-Event-ID to replay its events)`,
+          {
+            taskState: row.state,
+          },
+        );
+      }
+      const { maxOpenStreams } = this.lifecycleLimits();
+      if (this.#events.streams >= maxOpenStreams) {
+        throw quotaExceeded({
+          message: `This caller already has ${this.#events.streams} streams open, the most it may have at once (${maxOpenStreams}): close one first`,
+          retryAfterSeconds: 5,
+          metadata: { limit: "maxOpenStreams", open: String(this.#events.streams) },
+        });
+      }
+      const task = shapeTask(taskOf(row), { historyLength: query.historyLength, includeArtifacts: true });
+      // A task still being written shows the answer so far.
+      if (!terminal) {
+        const written = foldArtifacts(this.agentDb.events.after(query.taskId, 0));
+        if (written.length) task.artifacts = [...(task.artifacts ?? []), ...written];
+      }
+      const replay = query.afterSeq === undefined ? [] : this.agentDb.events.after(query.taskId, query.afterSeq);
+      return taskStream({
+        hub: this.#events,
+        taskId: query.taskId,
+        snapshot: { seq: this.agentDb.events.lastSeq(query.taskId), event: { task } },
+        replay,
+        endAfterReplay: terminal,
+      });
+    });
+  }
+
+  async releaseStream(streamId: string): Promise<Verdict<null>> {
+    this.#events.releaseStream(streamId);
+    return accepted(null);
   }
 
   async listTasks(query: TaskListQuery): Promise<Verdict<TaskListPage>> {
@@ -311,7 +393,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     if (this.agentDb.tasks.isFinal(row.state)) return accepted({ proceed: false, state: row.state });
     if (row.state === "TASK_STATE_SUBMITTED") {
       const now = Date.now();
-      const written = this.agentDb.tasks.write(toWrite(withState(taskOf(row), "TASK_STATE_WORKING", now), now));
+      const written = writeStatus(this.agentDb, withState(taskOf(row), "TASK_STATE_WORKING", now), now);
       if (written.kind === "final") return accepted({ proceed: false, state: written.row.state });
     }
     return accepted({ proceed: true, state: "TASK_STATE_WORKING" });
@@ -332,7 +414,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     // A re-driven Workflow runs this step again: the recorded outcome is the
     // answer, so a turn costs one model exchange however often it is re-driven.
     const recorded = this.agentDb.turns.get(taskId)?.outcomeJson;
-    if (recorded) return accepted({ kind: "done", outcome: JSON.parse(recorded) as TurnOutcome });
+    if (recorded) return accepted({ kind: "done", state: (JSON.parse(recorded) as TurnOutcome).state });
     const abort = new AbortController();
     const done = this.#runRound(taskId, taskOf(row), round, abort.signal);
     this.#running.set(taskId, { round, done, abort });
@@ -360,9 +442,20 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       if (this.agentDb.tasks.isFinal(now.state)) return accepted({ kind: "ended", state: now.state });
       if (step.kind === "canceled") return accepted({ kind: "ended", state: now.state });
       if (step.kind === "ask") return accepted(await this.#park(taskOf(now), round, step.target, step.body));
-      if (step.kind === "done") this.agentDb.turns.recordOutcome(taskId, step.outcome, reportWithinMs);
-      else this.#reported(taskId);
-      return accepted(step);
+      if (step.kind === "done") {
+        this.agentDb.turns.recordOutcome(taskId, step.outcome, reportWithinMs);
+        return accepted({ kind: "done", state: step.outcome.state });
+      }
+      // The round's progress is the task's status now: streams hear it at once, the Workflow pushes it.
+      this.#reported(taskId);
+      const current = taskOf(now);
+      // A retried step says nothing new: the same progress is not a second event.
+      const said = current.status.message?.parts.map((p) => p.text ?? "").join("");
+      if (step.text && (current.status.state !== "TASK_STATE_WORKING" || said !== step.text)) {
+        const at = Date.now();
+        writeStatus(this.agentDb, withState(current, "TASK_STATE_WORKING", at, agentMessage(current, step.text)), at);
+      }
+      return accepted({ kind: "continue", announce: step.text !== "" });
     } finally {
       clearInterval(heartbeat);
     }
@@ -407,14 +500,22 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     this.agentDb.turns.progress(taskId, this.recoveryPolicy().reportWithinMs + moreMs);
   }
 
-  async finishTurn(taskId: string, outcome: TurnOutcome): Promise<Verdict<Finished>> {
+  /**
+   * The guarded terminal write of the outcome the turn's round recorded (or
+   * of `outcome`, for a turn that ends without one); a turn with neither
+   * ends unfinished.
+   */
+  async finishTurn(taskId: string, given?: TurnOutcome): Promise<Verdict<Finished>> {
     if (this.#startFailure) return this.#notStarted();
     this.#reported(taskId);
     const row = this.agentDb.tasks.get(taskId);
     if (!row) return refused(taskNotFound(taskId));
+    const recorded = this.agentDb.turns.get(taskId)?.outcomeJson;
+    const outcome =
+      given ?? (recorded ? (JSON.parse(recorded) as TurnOutcome) : { state: "TASK_STATE_FAILED" as const, text: this.lifecycleWords().unfinished });
     const now = Date.now();
     const task = terminalTask(taskOf(row), outcome, now);
-    const written = this.agentDb.tasks.write(toWrite(task, now));
+    const written = writeStatus(this.agentDb, task, now);
     if (written.kind === "written") {
       // The turn's messages join the conversation every later turn reads.
       this.agentDb.conversations.commit(taskId);
@@ -451,7 +552,13 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     this.#reported(taskId);
     const row = this.agentDb.tasks.get(taskId);
     if (!row) return refused(taskNotFound(taskId));
-    return accepted({ task: taskOf(row), configs: this.#configs(taskId) });
+    const task = taskOf(row);
+    const latest = this.agentDb.events.latest(taskId, "status");
+    // A task stored before events were recorded has none: its status as it is, at seq 0.
+    const status = latest
+      ? { seq: latest.seq, statusUpdate: (JSON.parse(latest.eventJson) as { statusUpdate: StatusUpdateJson }).statusUpdate }
+      : { seq: 0, statusUpdate: statusUpdateOf(task) };
+    return accepted({ task, configs: this.#configs(taskId), status });
   }
 
   async turnProgress(taskId: string, nextAttemptWithinMs: number): Promise<Verdict<null>> {
@@ -513,7 +620,9 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const deleted = this.agentDb.tasks.deleteFinished(now - retention.finishedTaskDays * DAY_MS, RETENTION_BATCH);
     await this.onTasksDeleted(deleted.subtaskIds);
     const tasks = deleted.tasks;
-    const messageIds = this.agentDb.tasks.forgetMessages(now - retention.messageIdDays * DAY_MS, RETENTION_BATCH);
+    const messageIds =
+      this.agentDb.tasks.forgetMessages(now - retention.messageIdDays * DAY_MS, RETENTION_BATCH) +
+      this.agentDb.directReplies.forget(now - retention.messageIdDays * DAY_MS, RETENTION_BATCH);
     if (tasks === RETENTION_BATCH || messageIds === RETENTION_BATCH) await this.schedule(1, "sweepRetention");
     return { tasks, messageIds };
   }
@@ -529,7 +638,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const row = this.agentDb.tasks.get(taskId);
     if (!row) return;
     const now = Date.now();
-    this.agentDb.tasks.write(toWrite(terminalTask(taskOf(row), { state: "TASK_STATE_FAILED", text: this.lifecycleWords().abandoned }, now), now));
+    writeStatus(this.agentDb, terminalTask(taskOf(row), { state: "TASK_STATE_FAILED", text: this.lifecycleWords().abandoned }, now), now);
   }
 
   /** The reconcile pass runs on the SDK's scheduler: an interval schedule, one per object. */

@@ -6,6 +6,9 @@ import type { MessageJson, PartJson, TaskJson, TurnOutcome } from "../boundary/i
 
 const at = (now: number) => new Date(now).toISOString();
 
+/** The artifact a turn's answer is, streamed as it is written and then whole in the finished task. */
+export const ANSWER_ARTIFACT = "answer";
+
 /** The `submitted` task a new message opens. */
 export function submittedTask(message: MessageJson, ids: { id: string; contextId: string }, now: number): TaskJson {
   return {
@@ -28,15 +31,18 @@ export function withState(task: TaskJson, state: string, now: number, message?: 
 
 /**
  * The task as a finished turn leaves it: the reply as the status message and
- * in the history, and, for a completed turn, as the `answer` artifact a
- * client reads the result from. An empty reply (a declining gate) leaves no message.
+ * in the history, and the turn's artifacts — by default, for a completed
+ * turn, the reply as the `answer` artifact a client reads the result from.
+ * An empty reply (a declining gate) leaves no message.
  */
 export function terminalTask(task: TaskJson, outcome: TurnOutcome, now: number): TaskJson {
-  if (outcome.text === "") return withState(task, outcome.state, now);
-  const reply = agentMessage(task, outcome.text);
+  const reply = outcome.text === "" ? undefined : agentMessage(task, outcome.text);
   const done = withState(task, outcome.state, now, reply);
-  done.history = [...(task.history ?? []), reply];
-  if (outcome.state === "TASK_STATE_COMPLETED") done.artifacts = [...(task.artifacts ?? []), { artifactId: "answer", name: "answer", parts: reply.parts }];
+  if (reply) done.history = [...(task.history ?? []), reply];
+  const artifacts =
+    outcome.artifacts ??
+    (reply && outcome.state === "TASK_STATE_COMPLETED" ? [{ artifactId: ANSWER_ARTIFACT, name: ANSWER_ARTIFACT, parts: reply.parts }] : []);
+  if (artifacts.length) done.artifacts = [...(task.artifacts ?? []), ...artifacts];
   return done;
 }
 

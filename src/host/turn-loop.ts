@@ -12,6 +12,7 @@ import type { ToolJournal } from "../db/tool-journal.js";
 import type { AgentRuntime } from "../plugin/runtime.js";
 import { DELEGATE_TOOL, createDelegateTool } from "../subtasks/delegate-tool.js";
 import { redactSubtaskRows, renderSubtaskResults } from "../subtasks/results.js";
+import type { AnswerStream } from "./answer-stream.js";
 import { windowMessages } from "./conversation.js";
 import { ASK_USER_TOOL, askUserTool, pendingTarget, requestBody, resolution, type HitlTarget, type RequestBody, type Settlement } from "./hitl.js";
 import { journaled } from "./tool-journaling.js";
@@ -40,6 +41,8 @@ export interface RoundInput {
   models?: ModelChoice[];
   /** Aborted when the task is canceled: the model call and the tools stop. */
   signal?: AbortSignal;
+  /** Where the answer goes as the model writes it. */
+  answer?: AnswerStream;
 }
 
 export type RoundResult =
@@ -148,8 +151,10 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
     stopWhen: [delegated, stepCountIs(config.turn.maxSteps), tokenBudgetSpent(config.turn.maxTokensPerTurn)],
     models: input.models,
     signal: input.signal,
+    onText: (event) => (event.kind === "restart" ? input.answer?.restart() : input.answer?.delta(event.text)),
   });
   if (!result.ok) {
+    input.answer?.stop();
     if (result.aborted) return { kind: "canceled" };
     console.error(`round ${round} of ${taskId} failed on every model`, result.errors);
     return { kind: "answer", state: "TASK_STATE_FAILED", text: policy.messages.failure };
@@ -158,8 +163,12 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
   for (const [i, message] of result.responseMessages.entries()) store.append(conversationId, taskId, `${taskId}:${point}:${i}`, message);
   if (rounds.decision(taskId, round)?.kind !== "delegate") {
     const target = pendingTarget(result.lastStep);
-    if (target) return { kind: "ask", target, body: requestBody(target, result.lastStep, policy.hitl) };
+    if (target) {
+      input.answer?.stop();
+      return { kind: "ask", target, body: requestBody(target, result.lastStep, policy.hitl) };
+    }
   }
+  input.answer?.end();
   const text = result.text.trim();
   if (!text)
     store.append(conversationId, taskId, `${taskId}:${point}:empty`, { role: "assistant", content: policy.messages.emptyAnswer } satisfies ModelMessage);

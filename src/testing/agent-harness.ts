@@ -73,7 +73,10 @@ export function createAgentHarness(options: AgentHarnessOptions): AgentHarness {
           parts: [{ text }],
           ...(sendOptions.contextId ? { contextId: sendOptions.contextId } : {}),
         },
-        configuration: { taskPushNotificationConfig: { url: `${gatekeeper}/a2a/notifications`, token: `harness-${crypto.randomUUID()}` } },
+        configuration: {
+          returnImmediately: true,
+          taskPushNotificationConfig: { url: `${gatekeeper}/a2a/notifications`, token: `harness-${crypto.randomUUID()}` },
+        },
       });
       if (reply.error) throw new Error(`SendMessage refused: ${reply.error.code} ${reply.error.message}`);
       return reply.result.task;

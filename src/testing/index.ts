@@ -1,6 +1,6 @@
 // The test harness agent authors use in their own repos (workerd realm).
 // Never imported by a runtime subpath.
-export { chatCompletionBody, type ChatReply, type ChatToolCall } from "./chat-completion.js";
+export { chatCompletionBody, chatCompletionEvents, chatCompletionReply, type ChatReply, type ChatToolCall } from "./chat-completion.js";
 export { createAgentHarness, type AgentHarness, type AgentHarnessOptions } from "./agent-harness.js";
 export { makeDoHelpers } from "./do-helpers.js";
 export { makeGatekeeperToken, type GatekeeperTokenOptions } from "./gatekeeper-token.js";
@@ -14,4 +14,4 @@ export {
   type FixtureKey,
 } from "./jwk-fixtures.js";
 export { cassetteName, setupRecording } from "./vcr.js";
-export { mockModel, scriptedChoices, type ScriptedReply } from "./mock-model.js";
+export { callsOf, mockModel, scriptedChoices, type ScriptedReply } from "./mock-model.js";

@@ -29,23 +29,51 @@ function toResult(reply: Exclude<ScriptedReply, Error>) {
   };
 }
 
+/** A result as the model streams it: the text in word-sized deltas, then the tool calls, then the finish. */
+function toStream(result: ReturnType<typeof toResult>) {
+  const parts: unknown[] = [{ type: "stream-start", warnings: [] }];
+  for (const [i, item] of result.content.entries()) {
+    if (item.type === "text") {
+      const id = `text-${i}`;
+      parts.push({ type: "text-start", id });
+      for (const word of item.text.match(/\S+\s*|\s+/g) ?? []) parts.push({ type: "text-delta", id, delta: word });
+      parts.push({ type: "text-end", id });
+    } else parts.push(item);
+  }
+  parts.push({ type: "finish", finishReason: result.finishReason, usage: result.usage });
+  return {
+    stream: new ReadableStream({
+      start(controller) {
+        for (const part of parts) controller.enqueue(part);
+        controller.close();
+      },
+    }),
+  };
+}
+
 /**
  * A scripted `LanguageModel`: each call takes the next reply (the last one
- * repeats). Calls are recorded in `model.doGenerateCalls` for assertions.
+ * repeats), generated or streamed. Calls are recorded in `model.doStreamCalls`
+ * (the agents stream) and `model.doGenerateCalls`; {@link callsOf} reads both.
  * An `Error` reply makes that call fail, for fallback paths.
  */
 export function mockModel(replies: ScriptedReply[] | ((call: number) => ScriptedReply), modelId = "scripted"): MockLanguageModelV4 {
   let calls = 0;
+  const next = () => {
+    const index = calls++;
+    const reply = typeof replies === "function" ? replies(index) : replies[Math.min(index, replies.length - 1)]!;
+    if (reply instanceof Error) throw reply;
+    return toResult(reply);
+  };
   return new MockLanguageModelV4({
     modelId,
-    doGenerate: async () => {
-      const index = calls++;
-      const reply = typeof replies === "function" ? replies(index) : replies[Math.min(index, replies.length - 1)]!;
-      if (reply instanceof Error) throw reply;
-      return toResult(reply) as never;
-    },
+    doGenerate: async () => next() as never,
+    doStream: async () => toStream(next()) as never,
   });
 }
+
+/** Every call a scripted model got, streamed or not, in order. */
+export const callsOf = (model: MockLanguageModelV4) => [...model.doGenerateCalls, ...model.doStreamCalls];
 
 /** The model list a turn takes (`models` / `modelChoices()`), from scripted models. */
 export const scriptedChoices = (...models: MockLanguageModelV4[]): ModelChoice[] =>

@@ -102,3 +102,53 @@ async function readRpcResponse(response: Response): Promise<RpcResponse> {
   const reply = candidate && typeof candidate === "object" && (candidate.result !== undefined || candidate.error !== undefined) ? candidate : undefined;
   return { status: response.status, headers: response.headers, text, json, reply };
 }
+
+/** One server-sent event of a streaming call: its `id:` (the event's `seq`) and its `data:` as a JSON-RPC reply. */
+interface RpcStreamEvent {
+  id: string | undefined;
+  reply: JsonRpcReply;
+}
+
+/** A streaming call's answer: SSE events, or (refused before streaming) one JSON-RPC reply. */
+export interface RpcStream {
+  status: number;
+  headers: Headers;
+  /** The refusal, when the answer is not a stream. */
+  reply: JsonRpcReply | undefined;
+  /** The events as they come; ends when the server closes the stream. */
+  events: AsyncIterable<RpcStreamEvent>;
+  /** Hangs up (a client that goes away). */
+  close(): Promise<void>;
+}
+
+/** POSTs a streaming call (SendStreamingMessage, SubscribeToTask) and reads its `text/event-stream` as it comes. */
+export async function openRpcStream(endpoint: string, body: string, options: RpcPostOptions = {}): Promise<RpcStream> {
+  const init: RequestInit = { method: "POST", headers: rpcHeaders(options.token, options.headers), body };
+  const response = options.fetch ? await options.fetch(new Request(endpoint, init)) : await fetch(endpoint, init);
+  if (!response.headers.get("Content-Type")?.startsWith("text/event-stream")) {
+    const read = await readRpcResponse(response);
+    return { status: read.status, headers: read.headers, reply: read.reply, events: (async function* () {})(), close: async () => {} };
+  }
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  async function* events(): AsyncGenerator<RpcStreamEvent> {
+    let buffer = "";
+    let id: string | undefined;
+    let data: string[] = [];
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n")) {
+        const line = buffer.slice(0, end).replace(/\r$/, "");
+        buffer = buffer.slice(end + 1);
+        if (line === "") {
+          if (data.length) yield { id, reply: JSON.parse(data.join("\n")) as JsonRpcReply };
+          id = undefined;
+          data = [];
+        } else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+        else if (line.startsWith("id:")) id = line.slice(3).trim();
+      }
+    }
+  }
+  return { status: response.status, headers: response.headers, reply: undefined, events: events(), close: () => reader.cancel().catch(() => {}) };
+}

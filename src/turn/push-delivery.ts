@@ -2,7 +2,8 @@ import { signCallbackJwt } from "../a2a/callback-jwt.js";
 import { pushTarget, validatePushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
 import { DynamicAgentsError } from "../errors/index.js";
-import { A2A_JSON, NOTIFICATION_TOKEN_HEADER } from "../a2a/wire.js";
+import { A2A_JSON, EVENT_SEQ_HEADER, NOTIFICATION_TOKEN_HEADER } from "../a2a/wire.js";
+import type { StreamEventJson } from "../boundary/index.js";
 const ATTEMPT_TIMEOUT_MS = 15_000;
 
 /** A push answered with something other than 2xx. Names the target as origin + path only. */
@@ -40,7 +41,9 @@ export type PushAttempt = { status: number } | { skipped: true };
 export async function deliverPush(options: {
   config: unknown;
   /** A v1.0 StreamResponse in wire JSON: `{task}` or `{statusUpdate}`. */
-  body: Record<string, unknown>;
+  body: StreamEventJson;
+  /** The event's `seq` in its task. */
+  seq: number;
   key: SigningKey;
   origin: string;
   /** The gatekeeper origins trusted now. */
@@ -63,6 +66,7 @@ export async function deliverPush(options: {
     headers.Authorization = `Bearer ${await signCallbackJwt({ key: options.key, issuer: options.origin, url: config.url })}`;
   }
   if (config.token) headers[NOTIFICATION_TOKEN_HEADER] = config.token;
+  headers[EVENT_SEQ_HEADER] = String(options.seq);
   // Cleared when the attempt settles, unlike `AbortSignal.timeout`, which
   // stays armed for its full period and keeps the isolate busy.
   const controller = new AbortController();

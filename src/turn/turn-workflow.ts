@@ -2,7 +2,7 @@ import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type Workflo
 import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
 import { loadSigningKey } from "../a2a/signing-key.js";
 import { isTerminalName } from "../a2a/task-state.js";
-import type { AgentNamespace, StatusUpdateJson, TaskJson, TurnObject, TurnParams } from "../boundary/index.js";
+import type { AgentNamespace, TurnObject, TurnParams } from "../boundary/index.js";
 import { deliverPush } from "./push-delivery.js";
 
 /** The model call: a couple of retries for a crashed isolate; the fallback model is tried inside. */
@@ -46,11 +46,12 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
     let state = started.ok ? started.value.state : "TASK_STATE_UNSPECIFIED";
     // Waits for a human so far in this turn; each has steps of its own.
     let parks = 0;
-    let resumedAt = 0;
+    // Whether this run of the round follows a wait: it then has a name of its own.
+    let afterPark = false;
     for (let round = 1; started.ok && started.value.proceed && round <= MAX_ROUNDS && parks <= MAX_PARKS; ) {
       // Each round is its own step (a retry of round 3 never re-runs rounds 1
       // and 2), and so is each run of a round after a wait for a human.
-      const name = resumedAt === parks ? (round === 1 ? "run" : `run round ${round}`) : `run round ${round} after ${parks}`;
+      const name = afterPark ? `run round ${round} after ${parks}` : round === 1 ? "run" : `run round ${round}`;
       const ran = await step.do(name, RUN_STEP, () => agent().runTurn(turn.taskId, turn.origin, round));
       if (!ran.ok) break;
       const result = ran.value;
@@ -59,8 +60,7 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
         break;
       }
       if (result.kind === "done") {
-        const outcome = result.outcome;
-        const verdict = await step.do("save", QUICK_STEP, () => agent().finishTurn(turn.taskId, outcome));
+        const verdict = await step.do("save", QUICK_STEP, () => agent().finishTurn(turn.taskId));
         if (verdict.ok) state = verdict.value.state;
         break;
       }
@@ -68,21 +68,20 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
         // Parked: announce it, wait for the object's event (answered, expired,
         // canceled), tell what came of it, and run the same round again.
         parks++;
-        await step.do(`ask ${parks}`, QUICK_STEP, () => this.#announceTask(agent(), turn));
+        await step.do(`ask ${parks}`, QUICK_STEP, () => this.#announce(agent(), turn));
         try {
           await step.waitForEvent(`answer ${parks}`, { type: result.eventType, timeout: Math.max(60_000, result.expiresAt - Date.now() + WAIT_MARGIN_MS) });
         } catch {
           // Timed out: the object decides what that means (it expires the request).
         }
         const resumed = await step.do(`resume ${parks}`, QUICK_STEP, () => agent().turnResumed(turn.taskId, result.requestId));
-        if (resumed.ok && resumed.value.announce) await step.do(`resumed ${parks}`, PROGRESS_STEP, () => this.#announceTask(agent(), turn));
-        resumedAt = parks;
+        if (resumed.ok && resumed.value.announce) await step.do(`resumed ${parks}`, PROGRESS_STEP, () => this.#announce(agent(), turn));
+        afterPark = true;
         continue;
       }
-      const text = result.text;
-      await step.do(`progress ${round}`, PROGRESS_STEP, () => this.#announceProgress(agent(), turn, text));
+      if (result.announce) await step.do(`progress ${round}`, PROGRESS_STEP, () => this.#announce(agent(), turn));
       round++;
-      resumedAt = parks;
+      afterPark = false;
     }
     // No turn is announced in between: one that ran out of rounds (or came
     // back neither terminal nor interrupted) is failed first.
@@ -105,6 +104,7 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
           return await deliverPush({
             config,
             body: { task: found.value.task },
+            seq: found.value.status.seq,
             key: await loadSigningKey(this.env.A2A_SIGNING_KEY),
             origin: turn.origin,
             allowlist: this.#gatekeeperOrigins(),
@@ -129,41 +129,24 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
     return loadGatekeeperOrigins(this.env.GATEKEEPER_ORIGINS);
   }
 
-  /** A progress line of a round, as a `statusUpdate` (the task still working). */
-  async #announceProgress(agent: TurnObject, turn: TurnParams, text: string): Promise<{ sent: number }> {
-    return this.#announce(agent, turn, (task) => ({
-      taskId: task.id,
-      contextId: task.contextId,
-      status: {
-        state: "TASK_STATE_WORKING",
-        message: { messageId: crypto.randomUUID(), role: "ROLE_AGENT", taskId: task.id, contextId: task.contextId, parts: [{ text }] },
-        timestamp: new Date().toISOString(),
-      },
-    }));
-  }
-
-  /** The task's own status (waiting for a human, say), as a `statusUpdate`. */
-  #announceTask(agent: TurnObject, turn: TurnParams): Promise<{ sent: number }> {
-    return this.#announce(agent, turn, (task) => ({ taskId: task.id, contextId: task.contextId, status: task.status }));
-  }
-
   /**
-   * One `statusUpdate` to every push config, once each; a failure is logged,
+   * The task's latest status event (progress, waiting for a human) as a
+   * `statusUpdate` to every push config, once each; a failure is logged,
    * never thrown. Nothing is announced once the task is terminal: no progress
    * follows a cancel.
    */
-  async #announce(agent: TurnObject, turn: TurnParams, update: StatusUpdateJson | ((task: TaskJson) => StatusUpdateJson)): Promise<{ sent: number }> {
+  async #announce(agent: TurnObject, turn: TurnParams): Promise<{ sent: number }> {
     let sent = 0;
     try {
       const verdict = await agent.deliveryOf(turn.taskId);
       if (!verdict.ok || isTerminalName(verdict.value.task.status.state)) return { sent };
       const found = verdict.value;
-      const statusUpdate = typeof update === "function" ? update(found.task) : update;
+      const { seq, statusUpdate } = found.status;
       const key = await loadSigningKey(this.env.A2A_SIGNING_KEY);
       const allowlist = this.#gatekeeperOrigins();
       for (const config of found.configs) {
         try {
-          if ("status" in (await deliverPush({ config, body: { statusUpdate }, key, origin: turn.origin, allowlist }))) sent++;
+          if ("status" in (await deliverPush({ config, body: { statusUpdate }, seq, key, origin: turn.origin, allowlist }))) sent++;
         } catch (error) {
           console.warn(`status push for ${turn.taskId} failed (best effort)`, error);
         }

@@ -12,7 +12,8 @@ import { objectPerCaller } from "./caller-object.js";
 import type { EdgeHono } from "./context.js";
 import { dispatch } from "./dispatch.js";
 import { errorResponse } from "./error-response.js";
-import { cachedBody, cachedResponse, type CachedBody } from "./http-cache.js";
+import { EventStream, sseResponse } from "./event-stream.js";
+import { cachedBody, cachedResponse, lastModifiedOf, notModifiedSince, RETAINED_ON_304, type CachedBody } from "./http-cache.js";
 import type { CallerObject } from "../boundary/index.js";
 import type { A2AWorkerOptions, EdgeEnv } from "./options.js";
 import { hostStep } from "./public-origin.js";
@@ -44,14 +45,17 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
   const app = new Hono<EdgeHono<Env>>();
   app.use(hostStep<Env>());
 
-  // Conditional GETs by hono's etag(), against the body-hash validator each
-  // handler sets (the same in every isolate).
-  app.use(CARD_PATH, etag());
-  app.use(JWKS_PATH, etag());
+  // Conditional GETs against the validators each handler sets, both the same
+  // in every isolate: If-None-Match by hono's etag() (the body hash), and
+  // If-Modified-Since, outside it, only when If-None-Match is absent.
+  for (const path of [CARD_PATH, JWKS_PATH]) {
+    app.use(path, notModifiedSince());
+    app.use(path, etag({ retainedHeaders: [...RETAINED_ON_304] }));
+  }
 
   app.get(CARD_PATH, async (c) => {
     const key = await loadSigningKey(c.env.A2A_SIGNING_KEY);
-    return cachedResponse(await cards.stubCard(c.get("origin"), key), CARD_MAX_AGE);
+    return cachedResponse(await cards.stubCard(c.get("origin"), key), CARD_MAX_AGE, lastModifiedOf(c.env, key.kid));
   });
 
   app.get(JWKS_PATH, async (c) => {
@@ -64,7 +68,7 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
       body = loadPreviousPublicKeys(previous, key.kid).then((keys) => cachedBody({ keys: [key.publicJwk, ...keys] }));
       jwksBodies.set(cacheKey, body);
     }
-    return cachedResponse(await body, CARD_MAX_AGE);
+    return cachedResponse(await body, CARD_MAX_AGE, lastModifiedOf(c.env, key.kid));
   });
 
   // One registration per step, in order: hono runs them as one chain, and a
@@ -80,8 +84,9 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
     const { id, method, params } = c.get("call");
     const caller = c.get("caller");
     let stub: CallerObject | undefined;
-    const agent = () => {
+    const agent = (fresh = false) => {
       try {
+        if (fresh) stub = undefined;
         return (stub ??= resolveAgent(caller, caller.tenant, c.env));
       } catch (error) {
         // The deployment is fine; this tenant's agent is not.
@@ -98,7 +103,9 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
       startTurn: (turn) => startInBackground(c.executionCtx, turn, () => startTurn(turn, c.env)),
       signingKey: () => loadSigningKey(c.env.A2A_SIGNING_KEY),
       cards,
+      lastEventId: c.req.header("Last-Event-ID"),
     });
+    if (result instanceof EventStream) return sseResponse(c, id, result, (promise) => c.executionCtx.waitUntil(promise));
     return jsonRpcResult(id, result);
   });
   app.all(A2A_PATH, () => methodNotAllowed());

@@ -1,11 +1,21 @@
 import { TaskPushNotificationConfig } from "@a2a-js/sdk";
-import { ErrorCode, RpcError, unsupportedOperation } from "../a2a/errors.js";
+import { ErrorCode, RpcError } from "../a2a/errors.js";
 import { assertTextWithinLimit } from "../a2a/limits.js";
 import { validatePushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
 import { unwrap, type CallerObject, type PushConfigJson, type TurnToStart } from "../boundary/index.js";
 import type { CardCache } from "./card-cache.js";
-import { parseCancelTask, parseGetTask, parseListTasks, parsePushConfigRef, parsePushConfigTask, parseSendMessage } from "./params.js";
+import { EventStream } from "./event-stream.js";
+import {
+  parseCancelTask,
+  parseGetTask,
+  parseLastEventId,
+  parseListTasks,
+  parsePushConfigRef,
+  parsePushConfigTask,
+  parseSendMessage,
+  parseSubscribeToTask,
+} from "./params.js";
 
 /** Everything a method needs, resolved by the edge after the caller was verified. */
 export interface CallContext {
@@ -14,8 +24,10 @@ export interface CallContext {
   /** Who is calling (the verified token's identity): the one who answers a human-in-the-loop request. */
   caller: { key: string; name?: string };
   allowlist: ReadonlySet<string>;
-  /** The caller's own Durable Object; only addressed once a method needs it. */
-  agent: () => CallerObject;
+  /** The caller's own Durable Object; only addressed once a method needs it. `fresh`: a new stub (the last one saw its object reset). */
+  agent: (fresh?: boolean) => CallerObject;
+  /** The request's `Last-Event-ID` header (SubscribeToTask). */
+  lastEventId?: string;
   /** Starts a turn the object accepted, past the reply (never delays it). */
   startTurn: (turn: TurnToStart) => void;
   signingKey: () => Promise<SigningKey>;
@@ -30,25 +42,81 @@ const pushConfigJson = (config: TaskPushNotificationConfig): PushConfigJson => {
   return { url, ...rest };
 };
 
-const sendMessage: Method = async (params, ctx) => {
+/**
+ * Accepts a send: the task, and its turn started (only a turn this call
+ * created: a retried messageId starts nothing), or the message the agent
+ * answered with instead.
+ */
+async function accept(params: Record<string, unknown>, ctx: CallContext) {
   const input = parseSendMessage(params);
   assertTextWithinLimit(input.message);
   // Validated before the task exists: a refused push config creates nothing.
-  const pushConfig = pushConfigJson(validatePushConfig(input.pushConfig, ctx.allowlist));
-  const { task, turn } = unwrap(
+  const pushConfig = input.pushConfig === undefined ? undefined : pushConfigJson(validatePushConfig(input.pushConfig, ctx.allowlist));
+  const begun = unwrap(
     await ctx.agent().beginTask({
       tenant: ctx.tenant,
       origin: ctx.origin,
       message: input.messageJson,
-      pushConfig,
+      ...(pushConfig ? { pushConfig } : {}),
       historyLength: input.historyLength,
       caller: ctx.caller,
+      immediate: input.returnImmediately,
     }),
   );
-  // Only a turn this call created comes back: a retried messageId starts nothing.
-  if (turn) ctx.startTurn(turn);
-  return { task };
+  if ("message" in begun) return { input, message: begun.message };
+  if (begun.turn) ctx.startTurn(begun.turn);
+  return { input, task: begun.task };
+}
+
+/** How often a blocking send asks again after its object reset under it (the new instance reads the task). */
+const WAIT_ATTEMPTS = 3;
+
+/**
+ * A blocking send's wait (docs/protocol.md "SendMessage"): held until the
+ * task is terminal or interrupted. A refusal is the answer; a thrown error is
+ * the object resetting under the wait, and a fresh stub asks again.
+ */
+async function held(ctx: CallContext, taskId: string, historyLength: number | undefined) {
+  for (let attempt = 1; ; attempt++) {
+    let verdict: Awaited<ReturnType<CallerObject["awaitTask"]>>;
+    try {
+      verdict = await ctx.agent(attempt > 1).awaitTask({ taskId, historyLength });
+    } catch (error) {
+      if (attempt >= WAIT_ATTEMPTS) throw error;
+      continue;
+    }
+    return unwrap(verdict);
+  }
+}
+
+const sendMessage: Method = async (params, ctx) => {
+  const { input, task, message } = await accept(params, ctx);
+  if (message) return { message };
+  if (input.returnImmediately) return { task };
+  return { task: await held(ctx, task.id, input.historyLength) };
 };
+
+const sendStreamingMessage: Method = async (params, ctx) => {
+  const { input, task, message } = await accept(params, ctx);
+  // A message answer is the stream's one event.
+  if (message) return EventStream.single({ message });
+  return eventStream(ctx, await ctx.agent().streamTask({ taskId: task.id, historyLength: input.historyLength, purpose: "send" }));
+};
+
+const subscribeToTask: Method = async (params, ctx) => {
+  const p = parseSubscribeToTask(params);
+  const afterSeq = parseLastEventId(ctx.lastEventId);
+  return eventStream(
+    ctx,
+    await ctx.agent().streamTask({ taskId: p.id, historyLength: p.historyLength, purpose: "subscribe", ...(afterSeq === undefined ? {} : { afterSeq }) }),
+  );
+};
+
+/** The object's stream, for the edge to relay; the release tells the object when the client went away. */
+function eventStream(ctx: CallContext, verdict: Awaited<ReturnType<CallerObject["streamTask"]>>): EventStream {
+  const { streamId, lines } = unwrap(verdict);
+  return new EventStream(lines, () => ctx.agent().releaseStream(streamId));
+}
 
 const getTask: Method = async (params, ctx) => {
   const p = parseGetTask(params);
@@ -82,10 +150,6 @@ const deletePushConfig: Method = async (params, ctx) => {
   return unwrap(await ctx.agent().deletePushConfig(p.taskId, p.id));
 };
 
-const streamingUnsupported: Method = async () => {
-  throw unsupportedOperation("Streaming is not supported (capabilities.streaming is false): use SendMessage, the result arrives by push notification");
-};
-
 const METHODS: Record<string, Method> = {
   SendMessage: sendMessage,
   GetTask: getTask,
@@ -96,8 +160,8 @@ const METHODS: Record<string, Method> = {
   GetTaskPushNotificationConfig: getPushConfig,
   ListTaskPushNotificationConfigs: listPushConfigs,
   DeleteTaskPushNotificationConfig: deletePushConfig,
-  SendStreamingMessage: streamingUnsupported,
-  SubscribeToTask: streamingUnsupported,
+  SendStreamingMessage: sendStreamingMessage,
+  SubscribeToTask: subscribeToTask,
 };
 
 export async function dispatch(method: string, params: Record<string, unknown>, ctx: CallContext): Promise<unknown> {

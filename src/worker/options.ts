@@ -15,6 +15,8 @@ export interface EdgeEnv {
   PUBLIC_ORIGIN?: string;
   /** Where accepted turns start, unless `startTurn` says otherwise. */
   TURN_WORKFLOW?: Workflow<TurnParams>;
+  /** The Worker's version metadata: its upload time is the cards' and the JWKS's `Last-Modified`. */
+  CF_VERSION_METADATA?: WorkerVersionMetadata;
 }
 
 export interface TenantConfig<Env> {

@@ -1,5 +1,5 @@
 import type { AgentConfigInput, AgentPolicy } from "@dynamicagents/core/agent";
-import type { AgentNamespace } from "@dynamicagents/core/boundary";
+import type { AgentNamespace, MessageJson } from "@dynamicagents/core/boundary";
 import { DynamicAgent, type AgentPlugin } from "@dynamicagents/core/host";
 import { definePlugin, defineSubtaskType } from "@dynamicagents/core/plugin";
 import { RoundAgentBase, type SubagentClass } from "@dynamicagents/core/round";
@@ -129,12 +129,22 @@ const askTask = definePlugin({
 const MARKER_CONFIG: AgentConfigInput = { rounds: { maxRounds: 2 }, workspace: { maxFileBytes: 64 } };
 
 export class MarkerAgent extends DynamicAgent<Cloudflare.Env> {
-  /** Finished tasks go at the first sweep (their messageIds stay): retention, observable without a clock. */
+  /** Finished tasks go at the first sweep (their messageIds stay): retention, observable without a clock. Two streams at most. */
   protected override agentConfig(): AgentConfigInput {
-    return { retention: { finishedTaskDays: 0, messageIdDays: 30 } };
+    return { retention: { finishedTaskDays: 0, messageIdDays: 30 }, limits: { maxOpenStreams: 2 } };
   }
   protected override agentPlugins(): AgentPlugin[] {
     return [gate, holding];
+  }
+  /** A send saying `#message` is answered with a message, no task: each reply a fresh id, so a retry shows it is the recorded one. */
+  protected override directReply(message: MessageJson): MessageJson | undefined {
+    if (!message.parts.some((p) => p.text?.includes("#message"))) return undefined;
+    return {
+      messageId: crypto.randomUUID(),
+      role: "ROLE_AGENT",
+      parts: [{ text: mark("direct") }],
+      ...(message.contextId ? { contextId: message.contextId } : {}),
+    };
   }
   protected agentSoul(): string {
     return mark("soul");

@@ -1,4 +1,4 @@
-import { chatCompletionBody, interceptGatekeeper, type CapturedPush } from "@dynamicagents/core/testing";
+import { chatCompletionBody, chatCompletionEvents, interceptGatekeeper, type CapturedPush } from "@dynamicagents/core/testing";
 import { GATEKEEPER, OTHER_GATEKEEPER } from "./constants.js";
 import { gatekeeperKey } from "./gatekeeper.js";
 
@@ -69,6 +69,7 @@ export function interceptOutbound(): Outbound {
       if (request.url.startsWith(`${MODEL_BASE}/`)) {
         const body = (await request.json()) as {
           model: string;
+          stream?: boolean;
           messages: ModelCall["messages"];
           tools?: Array<{ function: { name: string; description?: string } }>;
         };
@@ -81,7 +82,10 @@ export function interceptOutbound(): Outbound {
           signal: request.signal,
         };
         outbound.modelCalls.push(call);
-        return outbound.model(call);
+        const reply = await outbound.model(call);
+        // The agents stream their answers: a scripted JSON completion is sent as the events it would stream as.
+        if (!body.stream || reply.status !== 200 || !reply.headers.get("Content-Type")?.includes("json")) return reply;
+        return new Response(chatCompletionEvents(await reply.json()), { headers: { "Content-Type": "text/event-stream" } });
       }
       const page = outbound.pages.get(request.url);
       if (request.method === "GET" && page) return page();

@@ -1,5 +1,5 @@
 import { exports } from "cloudflare:workers";
-import { postRpc, rpcBody } from "../../src/testing/rpc-client.js";
+import { openRpcStream, postRpc, rpcBody, type RpcStream } from "../../src/testing/rpc-client.js";
 import { ENDPOINT, PUSH_URL } from "./constants.js";
 import { mintToken, type MintOptions } from "./gatekeeper.js";
 
@@ -46,6 +46,24 @@ export function userMessage(text: string, messageId = crypto.randomUUID(), extra
 export function sendParams(text: string, messageId?: string, pushUrl = PUSH_URL) {
   return {
     message: userMessage(text, messageId),
-    configuration: { taskPushNotificationConfig: { url: pushUrl, token: "notify-secret" } },
+    configuration: { returnImmediately: true, taskPushNotificationConfig: { url: pushUrl, token: "notify-secret" } },
   };
+}
+
+/** A streaming call (SendStreamingMessage, SubscribeToTask) as a gatekeeper would open it. */
+export async function openStream(method: string, params: Record<string, unknown> = {}, options: CallOptions = {}): Promise<RpcStream> {
+  const token = options.token === undefined ? await mintToken(options.mint) : options.token;
+  const tenant = (options.mint?.tenant ?? "assistant") as string;
+  return openRpcStream(options.endpoint ?? ENDPOINT, rpcBody(method, params, { tenant, id: options.id ?? nextId++ }), {
+    token,
+    headers: options.headers,
+    fetch: options.worker ?? referenceWorker,
+  });
+}
+
+/** Every event of a stream until the server closes it, as `{id, result}`. */
+export async function drain(stream: RpcStream): Promise<Array<{ id: string | undefined; result: any }>> {
+  const events: Array<{ id: string | undefined; result: any }> = [];
+  for await (const event of stream.events) events.push({ id: event.id, result: event.reply.result });
+  return events;
 }

@@ -1,0 +1,36 @@
+import { asc, eq, inArray, lt } from "drizzle-orm";
+import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { directReplies } from "./schema.js";
+
+/** Sends answered with a message instead of a task, by `messageId`: a retry gets the same message. */
+export class DirectReplyStore {
+  constructor(
+    private readonly db: DrizzleSqliteDODatabase,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The reply recorded for `messageId`, as stored. */
+  get(messageId: string): string | undefined {
+    return this.db.select({ json: directReplies.replyJson }).from(directReplies).where(eq(directReplies.messageId, messageId)).get()?.json;
+  }
+
+  /** Records a reply; the first one for a `messageId` stands, and is returned. */
+  put(messageId: string, json: string): string {
+    this.db.insert(directReplies).values({ messageId, replyJson: json, createdAt: this.now() }).onConflictDoNothing().run();
+    return this.get(messageId) ?? json;
+  }
+
+  /** Retention: forgets up to `limit` replies older than `before`. Returns how many. */
+  forget(before: number, limit: number): number {
+    const ids = this.db
+      .select({ id: directReplies.messageId })
+      .from(directReplies)
+      .where(lt(directReplies.createdAt, before))
+      .orderBy(asc(directReplies.createdAt))
+      .limit(limit)
+      .all()
+      .map((row) => row.id);
+    if (ids.length) this.db.delete(directReplies).where(inArray(directReplies.messageId, ids)).run();
+    return ids.length;
+  }
+}

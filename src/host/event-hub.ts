@@ -1,0 +1,73 @@
+import type { TaskEventRow } from "../db/task-event-log.js";
+import { endsWait, stateOfEvent } from "./task-events.js";
+
+/** Something in this instance following a task's events: a stream or a blocking send. */
+export interface EventListener {
+  deliver(row: TaskEventRow): void;
+}
+
+/**
+ * The live side of the event log, in memory: whoever follows a task in this
+ * instance hears each event as it is stored. A listener replays what it
+ * missed from the log itself; the hub only carries what comes next.
+ */
+export class EventHub {
+  readonly #byTask = new Map<string, Set<EventListener>>();
+
+  /** Called by the store for every event once it is written. */
+  deliver(row: TaskEventRow): void {
+    for (const listener of this.#byTask.get(row.taskId) ?? []) listener.deliver(row);
+  }
+
+  /** Follows a task; returns the unsubscribe. */
+  listen(taskId: string, listener: EventListener): () => void {
+    let set = this.#byTask.get(taskId);
+    if (!set) this.#byTask.set(taskId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.#byTask.get(taskId) === set) this.#byTask.delete(taskId);
+    };
+  }
+
+  /** Resolves at the task's next event that ends a wait (terminal or interrupted). */
+  nextEnd(taskId: string): Promise<void> {
+    return new Promise((resolve) => {
+      const stop = this.listen(taskId, {
+        deliver: (row) => {
+          const state = stateOfEvent(row);
+          if (state && endsWait(state)) {
+            stop();
+            resolve();
+          }
+        },
+      });
+    });
+  }
+
+  readonly #open = new Map<string, () => void>();
+
+  /** Open streams of this caller, for the cap. */
+  get streams(): number {
+    return this.#open.size;
+  }
+
+  /** Counts a stream as open until it ends; `end` is how it is ended from outside (its client went away). */
+  openStream(end: () => void): string {
+    const id = crypto.randomUUID();
+    this.#open.set(id, end);
+    return id;
+  }
+
+  /** The stream ended by itself: it no longer counts. */
+  forgetStream(id: string): void {
+    this.#open.delete(id);
+  }
+
+  /** Ends a stream whose client went away; idempotent. */
+  releaseStream(id: string): void {
+    const end = this.#open.get(id);
+    this.#open.delete(id);
+    end?.();
+  }
+}

@@ -1,0 +1,81 @@
+import { isTerminalName } from "../a2a/task-state.js";
+import type { ArtifactJson, ArtifactUpdateJson, StatusUpdateJson, StreamEventJson, TaskJson } from "../boundary/index.js";
+import type { AgentDB } from "../db/agent-db.js";
+import type { TaskEventRow } from "../db/task-event-log.js";
+import type { NewTask, WriteVerdict } from "../db/task-store.js";
+import { toWrite } from "./task-wire.js";
+
+// A task's events, built here and nowhere else: every status change is
+// written with its event (the streams' and pushes' `seq`), and the answer's
+// chunks are events of their own. See docs/protocol.md "Events, streams and pushes".
+
+/** States a stream (and a blocking send) ends at besides the terminal ones: the task waits for its caller. */
+const INTERRUPTED = new Set(["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"]);
+
+/** Whether a task in `state` ends a stream or a blocking wait. */
+export const endsWait = (state: string) => isTerminalName(state) || INTERRUPTED.has(state);
+
+export const statusUpdateOf = (task: TaskJson): StatusUpdateJson => ({ taskId: task.id, contextId: task.contextId, status: task.status });
+
+const statusEvent = (task: TaskJson) => ({ kind: "status" as const, json: JSON.stringify({ statusUpdate: statusUpdateOf(task) } satisfies StreamEventJson) });
+
+/** A new task, stored with its first event. */
+export function insertTask(
+  db: AgentDB,
+  task: TaskJson,
+  now: number,
+  extra: Omit<NewTask, keyof ReturnType<typeof toWrite>>,
+  pushConfig?: { id: string; json: string },
+): void {
+  db.insertTask({ ...toWrite(task, now), ...extra }, statusEvent(task), pushConfig);
+}
+
+/** Every status change of a task goes through here: the guarded write and its event, together. */
+export function writeStatus(db: AgentDB, task: TaskJson, now: number): WriteVerdict {
+  return db.writeTask(toWrite(task, now), statusEvent(task));
+}
+
+/** One chunk of an artifact being written (the answer as the model writes it). */
+export function appendArtifactChunk(
+  db: AgentDB,
+  task: Pick<TaskJson, "id" | "contextId">,
+  artifact: ArtifactJson,
+  chunk: { append: boolean; lastChunk: boolean },
+): void {
+  const artifactUpdate: ArtifactUpdateJson = { taskId: task.id, contextId: task.contextId, artifact, ...chunk };
+  db.appendEvent(task.id, { kind: "artifact", json: JSON.stringify({ artifactUpdate } satisfies StreamEventJson) });
+}
+
+/** The state a status event moves its task to; undefined for any other event. */
+export function stateOfEvent(row: TaskEventRow): string | undefined {
+  if (row.kind !== "status") return undefined;
+  return (JSON.parse(row.eventJson) as { statusUpdate: StatusUpdateJson }).statusUpdate.status.state;
+}
+
+/**
+ * The artifacts a task's chunks add up to so far, for the snapshot of a task
+ * still being written: a chunk with `append` adds its parts, one without
+ * starts its artifact over (a retried step, a fallback model).
+ */
+export function foldArtifacts(rows: readonly TaskEventRow[]): ArtifactJson[] {
+  const byId = new Map<string, ArtifactJson>();
+  for (const row of rows) {
+    if (row.kind !== "artifact") continue;
+    const { artifact, append } = (JSON.parse(row.eventJson) as { artifactUpdate: ArtifactUpdateJson }).artifactUpdate;
+    const before = byId.get(artifact.artifactId);
+    byId.set(artifact.artifactId, append && before ? { ...before, parts: mergeParts(before.parts, artifact.parts) } : artifact);
+  }
+  return [...byId.values()];
+}
+
+/** Appended text runs on in the last text part; other parts follow it. */
+function mergeParts(before: ArtifactJson["parts"], added: ArtifactJson["parts"]): ArtifactJson["parts"] {
+  const parts = [...before];
+  for (const part of added) {
+    const last = parts.at(-1);
+    if (part.text !== undefined && last?.text !== undefined && Object.keys(part).length === 1 && Object.keys(last).length === 1)
+      parts[parts.length - 1] = { text: last.text + part.text };
+    else parts.push(part);
+  }
+  return parts;
+}

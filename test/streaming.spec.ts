@@ -1,0 +1,203 @@
+import { env } from "cloudflare:workers";
+import { introspectWorkflow, type WorkflowIntrospector } from "cloudflare:test";
+import { EVENT_SEQ_HEADER } from "@dynamicagents/core/a2a";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { deployment } from "../reference/manifests.js";
+import { markerTenants } from "./support/agents.js";
+import { isolatedEdge } from "./support/isolated-edge.js";
+import { chatCompletion, chatToolCall, eventually, interceptOutbound, type ModelCall, type Outbound } from "./support/outbound.js";
+import { call, drain, openStream, userMessage } from "./support/rpc.js";
+
+// Streams (docs/protocol.md "Events, streams and pushes"): the snapshot, then
+// every event in seq order, closed by the first event that ends the task or
+// interrupts it; any connection to the caller's object sees the same events.
+// The local pool runs every connection in one isolate: that a second isolate
+// sees them too is the Durable Object's doing and is not proven here.
+
+let workflows: WorkflowIntrospector;
+let outbound: Outbound;
+beforeEach(async () => {
+  workflows = await introspectWorkflow(env.MARKER_WORKFLOW!);
+  await workflows.modifyAll(async (m) => {
+    await m.disableSleeps();
+    await m.disableRetryDelays();
+  });
+  outbound = interceptOutbound();
+});
+afterEach(async () => {
+  outbound.restore();
+  await workflows.dispose();
+});
+
+const edge = isolatedEdge({
+  deployment,
+  tenants: markerTenants,
+  startTurn: async (turn, e) => void (await e.MARKER_WORKFLOW!.create({ id: turn.instanceId, params: turn.params })),
+});
+const newCaller = () => ({ tenant: "marker", identity: { key: `caller-${crypto.randomUUID()}` } });
+type Caller = ReturnType<typeof newCaller>;
+const rpc = (method: string, params: Record<string, unknown>, mint: Caller) => call(method, params, { worker: edge.fetch, mint });
+const stream = (method: string, params: Record<string, unknown>, mint: Caller, headers?: Record<string, string>) =>
+  openStream(method, params, { worker: edge.fetch, mint, ...(headers ? { headers } : {}) });
+
+/**
+ * Model calls that wait until the spec releases them. They poll: a promise
+ * made inside the object cannot be settled from the spec (workerd binds it to
+ * the object's I/O context).
+ */
+function holdModel() {
+  const held: Array<{ call: ModelCall; text?: string; release: (text?: string) => void }> = [];
+  outbound.model = async (c) => {
+    const entry: (typeof held)[number] = { call: c, release: (text = "held answer") => void (entry.text = text) };
+    held.push(entry);
+    while (entry.text === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+    return chatCompletion(entry.text, c.model);
+  };
+  return held;
+}
+
+const stateOf = (result: any) => result.task?.status?.state ?? result.statusUpdate?.status?.state;
+const send = (text: string) => ({ message: userMessage(text) });
+
+describe("SendStreamingMessage", () => {
+  it("streams the snapshot, then each status change in seq order, and closes at the terminal one", async () => {
+    const events = await drain(await stream("SendStreamingMessage", send("hi"), newCaller()));
+    expect(events[0]!.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
+    expect(events.map((e) => stateOf(e.result)).filter(Boolean)).toEqual(["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]);
+    const ids = events.map((e) => Number(e.id));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids.slice(1)).size).toBe(ids.length - 1);
+    // The answer is in the stream before it ends.
+    const completed = events.at(-1)!.result.statusUpdate;
+    expect(completed.status.message.parts[0].text).toBe("echo: hi");
+  });
+
+  it("streams the answer as artifact chunks as the model writes it, the last one marked", async () => {
+    outbound.model = (c) => chatCompletion("one two three four five six seven", c.model);
+    const events = await drain(await stream("SendStreamingMessage", send("words"), newCaller()));
+    const chunks = events.map((e) => e.result.artifactUpdate).filter(Boolean);
+    expect(chunks.length).toBeGreaterThan(0);
+    expect(chunks[0].append).toBe(false);
+    expect(chunks.slice(1).every((c: { append: boolean }) => c.append)).toBe(true);
+    expect(chunks.at(-1).lastChunk).toBe(true);
+    expect(chunks.map((c: { artifact: { parts: Array<{ text: string }> } }) => c.artifact.parts.map((p) => p.text).join("")).join("")).toBe(
+      "one two three four five six seven",
+    );
+    // All of them before the task is completed.
+    const done = events.findIndex((e) => stateOf(e.result) === "TASK_STATE_COMPLETED");
+    expect(events.findLastIndex((e) => e.result.artifactUpdate)).toBeLessThan(done);
+  });
+
+  it("a refusal before the stream is a plain JSON-RPC error", async () => {
+    const refused = await stream("SendStreamingMessage", { message: { ...userMessage("x"), role: "ROLE_AGENT" } }, newCaller());
+    expect(refused.reply?.error?.code).toBe(-32602);
+  });
+});
+
+describe("SubscribeToTask", () => {
+  it("another connection sees the same live events, from its snapshot on", async () => {
+    const held = holdModel();
+    const caller = newCaller();
+    const task = (await rpc("SendMessage", { ...send("slow"), configuration: { returnImmediately: true } }, caller)).body.result.task;
+    await eventually(
+      () => held.length,
+      (n) => n > 0,
+      "the model call",
+    );
+    const subscription = await stream("SubscribeToTask", { id: task.id }, caller);
+    held[0]!.release("late answer");
+    const events = await drain(subscription);
+    expect(events[0]!.result.task.status.state).toBe("TASK_STATE_WORKING");
+    expect(stateOf(events.at(-1)!.result)).toBe("TASK_STATE_COMPLETED");
+    expect(events.at(-1)!.result.statusUpdate.status.message.parts[0].text).toBe("late answer");
+  });
+
+  it("with Last-Event-ID replays every later event, also of a finished task, then closes", async () => {
+    const caller = newCaller();
+    const all = await drain(await stream("SendStreamingMessage", send("replay me"), caller));
+    const taskId = all[0]!.result.task.id;
+    const fromStart = await drain(await stream("SubscribeToTask", { id: taskId }, caller, { "Last-Event-ID": "0" }));
+    expect(fromStart[0]!.result.task.status.state).toBe("TASK_STATE_COMPLETED");
+    // The first stream's snapshot stood for event 1 (submitted); the replay sends it too.
+    expect(fromStart.slice(1).map((e) => e.id)).toEqual(["1", ...all.slice(1).map((e) => e.id)]);
+    const fromTwo = await drain(await stream("SubscribeToTask", { id: taskId }, caller, { "Last-Event-ID": "2" }));
+    expect(fromTwo.slice(1).every((e) => Number(e.id) > 2)).toBe(true);
+    expect(
+      fromTwo
+        .slice(1)
+        .map((e) => stateOf(e.result))
+        .filter(Boolean),
+    ).toEqual(["TASK_STATE_COMPLETED"]);
+    // Without the header a finished task has nothing to follow.
+    const refused = await stream("SubscribeToTask", { id: taskId }, caller);
+    expect(refused.reply?.error?.code).toBe(-32004);
+    const bad = await stream("SubscribeToTask", { id: taskId }, caller, { "Last-Event-ID": "soon" });
+    expect(bad.reply?.error?.code).toBe(-32602);
+  });
+
+  it("is refused past the caller's cap on open streams, and a dropped one frees its place", async () => {
+    const held = holdModel();
+    const caller = newCaller();
+    const task = (await rpc("SendMessage", { ...send("hold"), configuration: { returnImmediately: true } }, caller)).body.result.task;
+    const first = await stream("SubscribeToTask", { id: task.id }, caller);
+    const second = await stream("SubscribeToTask", { id: task.id }, caller);
+    const third = await stream("SubscribeToTask", { id: task.id }, caller);
+    expect(third.status).toBe(429);
+    expect(third.reply?.error).toMatchObject({ code: -32000, data: [expect.objectContaining({ reason: "QUOTA_EXCEEDED" })] });
+    await first.close();
+    const again = await eventually(
+      () => stream("SubscribeToTask", { id: task.id }, caller),
+      (s) => s.status === 200 && s.reply === undefined,
+      "a place to free up",
+    );
+    await eventually(
+      () => held.length,
+      (n) => n > 0,
+      "the model call",
+    );
+    held[0]!.release();
+    expect(stateOf((await drain(again)).at(-1)!.result)).toBe("TASK_STATE_COMPLETED");
+    await second.close();
+  });
+});
+
+describe("events and pushes", () => {
+  it("a push carries its event's seq, the same as the stream's id for that event", async () => {
+    const caller = newCaller();
+    const events = await drain(
+      await stream(
+        "SendStreamingMessage",
+        { message: userMessage("pushed"), configuration: { taskPushNotificationConfig: { url: "https://gatekeeper.test/a2a/notifications" } } },
+        caller,
+      ),
+    );
+    const taskId = events[0]!.result.task.id;
+    const push = await eventually(
+      () => outbound.pushes.find((p) => p.body.task?.id === taskId),
+      (p) => p !== undefined,
+      "the terminal push",
+    );
+    expect(push!.headers.get(EVENT_SEQ_HEADER)).toBe(events.at(-1)!.id);
+    // A config without a token: no notification-token header.
+    expect(push!.headers.has("x-a2a-notification-token")).toBe(false);
+  });
+
+  it("a waiting task's stream closes at input-required; a subscription to it stays open through the answer", async () => {
+    outbound.model = (c) =>
+      c.messages.some((m) => m.role === "tool") ? chatCompletion("thanks", c.model) : chatToolCall("ask_user", { question: "Which?" }, c.model);
+    const caller = newCaller();
+    const sent = await drain(await stream("SendStreamingMessage", send("ask me"), caller));
+    expect(stateOf(sent.at(-1)!.result)).toBe("TASK_STATE_INPUT_REQUIRED");
+    const taskId = sent[0]!.result.task.id;
+    const subscription = await stream("SubscribeToTask", { id: taskId }, caller);
+    await rpc("SendMessage", { message: userMessage("the first", undefined, { taskId }), configuration: { returnImmediately: true } }, caller);
+    const events = await drain(subscription);
+    expect(events[0]!.result.task.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+    expect(
+      events
+        .slice(1)
+        .map((e) => stateOf(e.result))
+        .filter(Boolean),
+    ).toEqual(["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]);
+  });
+});
