@@ -322,3 +322,35 @@ describe("across a deploy", () => {
     expect(await isReconcilingNow(stub)).toBe(true);
   });
 });
+
+describe("a turn about to count as lost", () => {
+  it("gets a pass of its own at that moment, not up to a whole interval later", async () => {
+    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("held by the spec")));
+    const caller = newCaller();
+    await call("SendMessage", sendParams("cut off"), { mint: caller });
+    const stub = agentOf(caller.identity.key);
+    // Its last report promised the next one 20 s ago: with the policy's 30 s grace it counts as lost in about 10 s.
+    const due = await runInDurableObject(stub, (_instance, state) => {
+      const expectedBy = Date.now() - 20_000;
+      state.storage.sql.exec("UPDATE turns SET expected_by = ?", expectedBy);
+      return expectedBy + 30_000;
+    });
+    await reconcileNow(stub);
+    const oneOff = await runInDurableObject(stub, async (instance) =>
+      (await (instance as unknown as { listSchedules(): Promise<Array<{ callback: string; type: string; time: number }>> }).listSchedules()).filter(
+        (s) => s.callback === "reconcileTurns" && s.type !== "interval",
+      ),
+    );
+    expect(oneOff).toHaveLength(1);
+    // The SDK keeps the time in seconds.
+    expect(Math.abs(oneOff[0]!.time * 1000 - (due + 1_000))).toBeLessThan(2_000);
+    // A second pass arms no second one.
+    await reconcileNow(stub);
+    const again = await runInDurableObject(stub, async (instance) =>
+      (await (instance as unknown as { listSchedules(): Promise<Array<{ callback: string; type: string }>> }).listSchedules()).filter(
+        (s) => s.callback === "reconcileTurns" && s.type !== "interval",
+      ),
+    );
+    expect(again).toHaveLength(1);
+  });
+});

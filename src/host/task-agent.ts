@@ -582,7 +582,10 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    */
   override async onStart(): Promise<void> {
     if (this.#startFailure) return;
-    if (this.agentDb.turns.size > 0) await this.#ensureReconciling();
+    if (this.agentDb.turns.size > 0) {
+      await this.#ensureReconciling();
+      await this.#armDueCheck();
+    }
     await this.#armRetention();
   }
 
@@ -604,7 +607,27 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     // A wake that did not arrive (an outage, a Worker restart) is sent again until the turn takes it in.
     for (const request of this.agentDb.hitl.unresumed()) if (this.agentDb.turns.get(request.taskId)) await this.#wake(request);
     if (this.agentDb.turns.size === 0) await this.#stopReconciling();
+    else await this.#armDueCheck();
     return actions;
+  }
+
+  /**
+   * A one-off pass at the moment the first open turn would count as lost
+   * (its `expectedBy` plus the policy's grace), when that comes before the
+   * interval's next pass: a turn cut off by a crash is re-driven then, not up
+   * to a whole interval later. One such pass is pending at a time.
+   */
+  async #armDueCheck(): Promise<void> {
+    const { lostAfterMs, reconcileEveryMs } = this.recoveryPolicy();
+    const rows = this.agentDb.turns.all();
+    if (rows.length === 0) return;
+    const due = Math.min(...rows.map((row) => row.expectedBy)) + lostAfterMs + 1_000;
+    const now = Date.now();
+    // Overdue already (the object woke late): a pass in a second.
+    const at = Math.max(due, now + 1_000);
+    if (at - now >= reconcileEveryMs) return;
+    const pending = (await this.listSchedules()).some((schedule) => schedule.callback === "reconcileTurns" && schedule.type !== "interval");
+    if (!pending) await this.schedule(new Date(at), "reconcileTurns");
   }
 
   /**
