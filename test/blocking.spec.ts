@@ -1,37 +1,20 @@
 import { env } from "cloudflare:workers";
-import { introspectWorkflow, runInDurableObject, type WorkflowIntrospector } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { callerObjectName } from "@dynamicagents/core/worker";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { deployment } from "../reference/manifests.js";
-import { mark, markerTenants } from "./support/agents.js";
+import { describe, expect, it } from "vitest";
+import { mark } from "./support/agents.js";
 import { GATEKEEPER, PUSH_URL } from "./support/constants.js";
-import { isolatedEdge } from "./support/isolated-edge.js";
-import { chatCompletion, chatToolCall, eventually, interceptOutbound, type ModelCall, type Outbound } from "./support/outbound.js";
+import { markerEdge } from "./support/isolated-edge.js";
+import { useMarkerHarness } from "./support/turn-harness.js";
+import { chatCompletion, chatToolCall, eventually, holdModel } from "./support/outbound.js";
 import { call, drain, openStream, userMessage } from "./support/rpc.js";
 
 // SendMessage without `returnImmediately` holds the call until the task is
 // terminal or interrupted (docs/protocol.md "SendMessage"), push config or not.
 
-let workflows: WorkflowIntrospector;
-let outbound: Outbound;
-beforeEach(async () => {
-  workflows = await introspectWorkflow(env.MARKER_WORKFLOW!);
-  await workflows.modifyAll(async (m) => {
-    await m.disableSleeps();
-    await m.disableRetryDelays();
-  });
-  outbound = interceptOutbound();
-});
-afterEach(async () => {
-  outbound.restore();
-  await workflows.dispose();
-});
+const harness = useMarkerHarness();
 
-const edge = isolatedEdge({
-  deployment,
-  tenants: markerTenants,
-  startTurn: async (turn, e) => void (await e.MARKER_WORKFLOW!.create({ id: turn.instanceId, params: turn.params })),
-});
+const edge = markerEdge();
 function newCaller() {
   const key = `caller-${crypto.randomUUID()}`;
   return {
@@ -41,18 +24,6 @@ function newCaller() {
 }
 type Caller = ReturnType<typeof newCaller>;
 const rpc = (method: string, params: Record<string, unknown>, who: Caller) => call(method, params, { worker: edge.fetch, mint: who.mint });
-
-/** Model calls held until released; they poll (a promise made in the object cannot be settled from the spec). */
-function holdModel() {
-  const held: Array<{ call: ModelCall; text?: string }> = [];
-  outbound.model = async (c) => {
-    const entry: (typeof held)[number] = { call: c };
-    held.push(entry);
-    while (entry.text === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
-    return chatCompletion(entry.text, c.model);
-  };
-  return held;
-}
 
 describe("blocking SendMessage", () => {
   it("holds the call until the task completes and answers with it, artifacts included", async () => {
@@ -72,14 +43,14 @@ describe("blocking SendMessage", () => {
     );
     expect(reply.body.result.task.status.state).toBe("TASK_STATE_COMPLETED");
     await eventually(
-      () => outbound.pushes.find((p) => p.body.task?.id === reply.body.result.task.id),
+      () => harness.outbound.pushes.find((p) => p.body.task?.id === reply.body.result.task.id),
       (p) => p !== undefined,
       "the terminal push",
     );
   });
 
   it("returnImmediately answers with the submitted task at once", async () => {
-    const held = holdModel();
+    const held = holdModel(harness.outbound);
     const who = newCaller();
     const reply = await rpc("SendMessage", { message: userMessage("quick"), configuration: { returnImmediately: true } }, who);
     expect(reply.body.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
@@ -88,11 +59,11 @@ describe("blocking SendMessage", () => {
       (n) => n > 0,
       "the model call",
     );
-    held[0]!.text = "done";
+    held[0]!.release("done");
   });
 
   it("ends at input-required; the answer, blocking too, waits again and ends completed", async () => {
-    outbound.model = (c) =>
+    harness.outbound.model = (c) =>
       c.messages.some((m) => m.role === "tool") ? chatCompletion("picked", c.model) : chatToolCall("ask_user", { question: "Which?" }, c.model);
     const who = newCaller();
     const waiting = (await rpc("SendMessage", { message: userMessage("ask me") }, who)).body.result.task;
@@ -102,7 +73,7 @@ describe("blocking SendMessage", () => {
   });
 
   it("a retried blocking send re-attaches to the same wait: one turn, one model call, the same answer", async () => {
-    const held = holdModel();
+    const held = holdModel(harness.outbound);
     const who = newCaller();
     const params = { message: userMessage("once", crypto.randomUUID()) };
     const first = rpc("SendMessage", params, who);
@@ -112,7 +83,7 @@ describe("blocking SendMessage", () => {
       "the model call",
     );
     const retry = rpc("SendMessage", params, who);
-    held[0]!.text = "the one answer";
+    held[0]!.release("the one answer");
     const [a, b] = await Promise.all([first, retry]);
     expect(a.body.result.task.id).toBe(b.body.result.task.id);
     expect(b.body.result.task.status.state).toBe("TASK_STATE_COMPLETED");
@@ -121,7 +92,7 @@ describe("blocking SendMessage", () => {
   });
 
   it("an object reset under the wait is not the caller's problem: the new instance reads the task and the call ends", async () => {
-    const held = holdModel();
+    const held = holdModel(harness.outbound);
     const who = newCaller();
     const pending = rpc("SendMessage", { message: userMessage("survive") }, who);
     await eventually(
@@ -137,14 +108,14 @@ describe("blocking SendMessage", () => {
       (n) => n > 1,
       "the retried model call",
     );
-    for (const entry of held) entry.text = "after the reset";
+    for (const entry of held) entry.release("after the reset");
     const reply = await pending;
     expect(reply.status).toBe(200);
     expect(reply.body.result.task.status.state).toBe("TASK_STATE_COMPLETED");
   });
 
   it("the turn does not hang on the call: one nobody waits for still completes and is announced", async () => {
-    const held = holdModel();
+    const held = holdModel(harness.outbound);
     const who = newCaller();
     // Abandoned: nobody reads this reply. The pool cannot cut a connection, so this stands for a caller who hung up.
     void rpc("SendMessage", { message: userMessage("gone"), configuration: { taskPushNotificationConfig: { url: PUSH_URL } } }, who).catch(() => undefined);
@@ -153,9 +124,9 @@ describe("blocking SendMessage", () => {
       (n) => n > 0,
       "the model call",
     );
-    held[0]!.text = "still answered";
+    held[0]!.release("still answered");
     const push = await eventually(
-      () => outbound.pushes.find((p) => p.body.task?.status?.state === "TASK_STATE_COMPLETED"),
+      () => harness.outbound.pushes.find((p) => p.body.task?.status?.state === "TASK_STATE_COMPLETED"),
       (p) => p !== undefined,
       "the terminal push",
     );

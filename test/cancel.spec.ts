@@ -1,58 +1,28 @@
-import { env } from "cloudflare:workers";
-import { introspectWorkflow, type WorkflowIntrospector } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { deployment } from "../reference/manifests.js";
-import { heldTool, markerTenants } from "./support/agents.js";
-import { isolatedEdge } from "./support/isolated-edge.js";
-import { chatCompletion, chatToolCall, eventually, interceptOutbound, type ModelCall, type Outbound } from "./support/outbound.js";
+import { describe, expect, it } from "vitest";
+import { heldTool } from "./support/agents.js";
+import { markerEdge } from "./support/isolated-edge.js";
+import { useMarkerHarness } from "./support/turn-harness.js";
+import { chatCompletion, chatToolCall, eventually, type Outbound, holdModel } from "./support/outbound.js";
 import { call, sendParams } from "./support/rpc.js";
 
 // CancelTask stops the work, not only the record: the round's model call and
 // its tools see the abort, the canceled push is the task's last word, and
 // nothing of the canceled turn is in the conversation the next turn reads.
 
-let workflows: WorkflowIntrospector;
-let outbound: Outbound;
-beforeEach(async () => {
-  workflows = await introspectWorkflow(env.MARKER_WORKFLOW!);
-  await workflows.modifyAll(async (m) => {
-    await m.disableSleeps();
-    await m.disableRetryDelays();
-  });
-  outbound = interceptOutbound();
-});
-afterEach(async () => {
-  outbound.restore();
-  await workflows.dispose();
-});
+const harness = useMarkerHarness();
 
 type Tenant = "marker" | "marker-researcher";
-const edge = isolatedEdge({
-  deployment,
-  tenants: markerTenants,
-  startTurn: async (turn, e) => void (await e.MARKER_WORKFLOW!.create({ id: turn.instanceId, params: turn.params })),
-});
+const edge = markerEdge();
 const newCaller = (tenant: Tenant) => ({ tenant, identity: { key: `caller-${crypto.randomUUID()}` } });
 const rpc = (method: string, params: Record<string, unknown>, mint: ReturnType<typeof newCaller>) => call(method, params, { worker: edge.fetch, mint });
 
-/** A model call that answers only when released or when its request is aborted (then it fails as a network read does). */
-function holdModel() {
-  const held: Array<{ call: ModelCall; release: () => void }> = [];
-  outbound.model = (c) =>
-    new Promise<Response>((resolve, reject) => {
-      held.push({ call: c, release: () => resolve(chatCompletion("late answer", c.model)) });
-      c.signal.addEventListener("abort", () => reject(c.signal.reason), { once: true });
-    });
-  return held;
-}
-
-const pushesOf = (taskId: string) => outbound.pushes.filter((p) => (p.body.task?.id ?? p.body.statusUpdate?.taskId) === taskId);
+const pushesOf = (taskId: string) => harness.outbound.pushes.filter((p) => (p.body.task?.id ?? p.body.statusUpdate?.taskId) === taskId);
 const stateOf = (p: Outbound["pushes"][number]) => p.body.task?.status?.state ?? p.body.statusUpdate?.status?.state;
 const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
 
 describe("CancelTask stops the running turn", () => {
   it("aborts the round's model call and pushes canceled as the task's last event", async () => {
-    const held = holdModel();
+    const held = holdModel(harness.outbound);
     const caller = newCaller("marker");
     const task = (await rpc("SendMessage", sendParams("a long question"), caller)).body.result.task;
     await eventually(
@@ -73,7 +43,7 @@ describe("CancelTask stops the running turn", () => {
       (states) => states.includes("TASK_STATE_CANCELED"),
       "the canceled push",
     );
-    held[0]!.release(); // too late: nothing may come of it
+    held[0]!.release("late answer"); // too late: nothing may come of it
     await settle();
     expect(pushesOf(task.id).map(stateOf).at(-1)).toBe("TASK_STATE_CANCELED");
     expect((await rpc("GetTask", { id: task.id }, caller)).body.result.status.state).toBe("TASK_STATE_CANCELED");
@@ -82,7 +52,7 @@ describe("CancelTask stops the running turn", () => {
 
   it("aborts a tool that is running, and no model step follows it", async () => {
     const before = { ...heldTool };
-    outbound.model = (c) => chatToolCall("hold_tool", {}, c.model);
+    harness.outbound.model = (c) => chatToolCall("hold_tool", {}, c.model);
     const caller = newCaller("marker");
     const task = (await rpc("SendMessage", sendParams("hold on"), caller)).body.result.task;
     await eventually(
@@ -90,7 +60,7 @@ describe("CancelTask stops the running turn", () => {
       (n) => n > before.started,
       "the tool to start",
     );
-    const callsAtCancel = outbound.modelCalls.length;
+    const callsAtCancel = harness.outbound.modelCalls.length;
 
     await rpc("CancelTask", { id: task.id }, caller);
     await eventually(
@@ -100,12 +70,12 @@ describe("CancelTask stops the running turn", () => {
     );
     heldTool.release();
     await settle();
-    expect(outbound.modelCalls).toHaveLength(callsAtCancel);
+    expect(harness.outbound.modelCalls).toHaveLength(callsAtCancel);
     expect(pushesOf(task.id).map(stateOf).at(-1)).toBe("TASK_STATE_CANCELED");
   });
 
   it("leaves no trace of the canceled turn in the conversation", async () => {
-    const held = holdModel();
+    const held = holdModel(harness.outbound);
     const caller = newCaller("marker");
     const first = (await rpc("SendMessage", sendParams("the canceled words"), caller)).body.result.task;
     await eventually(
@@ -114,9 +84,9 @@ describe("CancelTask stops the running turn", () => {
       "the model call to start",
     );
     await rpc("CancelTask", { id: first.id }, caller);
-    held[0]!.release();
+    held[0]!.release("late answer");
 
-    outbound.model = (c) => chatCompletion("fresh answer", c.model);
+    harness.outbound.model = (c) => chatCompletion("fresh answer", c.model);
     const next = { ...sendParams("the next words"), message: { ...sendParams("the next words").message, contextId: first.contextId } };
     const second = (await rpc("SendMessage", next, caller)).body.result.task;
     expect(second.contextId).toBe(first.contextId);
@@ -125,7 +95,7 @@ describe("CancelTask stops the running turn", () => {
       (states) => states.includes("TASK_STATE_COMPLETED"),
       "the next turn's answer",
     );
-    const read = outbound.modelCalls
+    const read = harness.outbound.modelCalls
       .at(-1)!
       .messages.map((m) => JSON.stringify(m.content))
       .join("\n");
@@ -135,7 +105,7 @@ describe("CancelTask stops the running turn", () => {
   });
 
   it("a canceled round announces no progress afterwards and starts no further round", async () => {
-    const held = holdModel();
+    const held = holdModel(harness.outbound);
     const caller = newCaller("marker-researcher");
     const task = (await rpc("SendMessage", sendParams("research it"), caller)).body.result.task;
     await eventually(
@@ -151,8 +121,8 @@ describe("CancelTask stops the running turn", () => {
     );
     const pushesAtCancel = pushesOf(task.id).length;
     // Had the round survived, this answer would delegate and start round two.
-    outbound.model = (c) => chatToolCall("delegate", { subtasks: [{ type: "echo_task", params: { say: "x" } }] }, c.model);
-    held[0]!.release();
+    harness.outbound.model = (c) => chatToolCall("delegate", { subtasks: [{ type: "echo_task", params: { say: "x" } }] }, c.model);
+    held[0]!.release("late answer");
     await settle();
     expect(pushesOf(task.id)).toHaveLength(pushesAtCancel);
     expect(held).toHaveLength(1);

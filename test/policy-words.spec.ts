@@ -1,13 +1,13 @@
 import { env } from "cloudflare:workers";
-import { introspectWorkflow, runInDurableObject, type WorkflowIntrospector } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { callerObjectName } from "@dynamicagents/core/worker";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { deployment } from "../reference/manifests.js";
-import { mark, markerTenants } from "./support/agents.js";
+import { describe, expect, it } from "vitest";
+import { mark } from "./support/agents.js";
 import type { CallerObject, TurnObject } from "@dynamicagents/core/boundary";
 import { GATEKEEPER, ORIGIN, PUSH_URL } from "./support/constants.js";
-import { isolatedEdge } from "./support/isolated-edge.js";
-import { chatCompletion, chatToolCall, eventually, interceptOutbound, type ModelCall, type Outbound } from "./support/outbound.js";
+import { markerEdge } from "./support/isolated-edge.js";
+import { useMarkerHarness } from "./support/turn-harness.js";
+import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
 import { reconcileNow } from "./support/reconcile.js";
 import { call, sendParams } from "./support/rpc.js";
 
@@ -15,27 +15,9 @@ import { call, sendParams } from "./support/rpc.js";
 // user or the model reads that is not the user's, the model's or a plugin's
 // own text must be one of their markers. A sentence of core's would show.
 
-let workflows: WorkflowIntrospector;
-let outbound: Outbound;
-beforeEach(async () => {
-  workflows = await introspectWorkflow(env.MARKER_WORKFLOW!);
-  await workflows.modifyAll(async (m) => {
-    await m.disableSleeps();
-    await m.disableRetryDelays();
-  });
-  outbound = interceptOutbound();
-});
-afterEach(async () => {
-  outbound.restore();
-  await workflows.dispose();
-});
+const harness = useMarkerHarness();
 
-const edge = () =>
-  isolatedEdge({
-    deployment,
-    tenants: markerTenants,
-    startTurn: async (turn, e) => void (await e.MARKER_WORKFLOW!.create({ id: turn.instanceId, params: turn.params })),
-  });
+const edge = () => markerEdge();
 
 function caller(tenant: "marker" | "marker-researcher") {
   const key = `caller-${crypto.randomUUID()}`;
@@ -53,7 +35,7 @@ async function send(tenant: "marker" | "marker-researcher", text: string) {
 
 const terminalPush = (taskId: string) =>
   eventually(
-    () => outbound.pushes.find((p) => p.body.task?.id === taskId),
+    () => harness.outbound.pushes.find((p) => p.body.task?.id === taskId),
     (push) => push !== undefined,
     `the terminal push of ${taskId}`,
   ).then((push) => push!.body.task);
@@ -63,17 +45,17 @@ const systemPrompt = (c: ModelCall) => String(c.messages.find((m) => m.role === 
 
 describe("every sentence comes from the agent", () => {
   it("a failed turn ends with the agent's failure words", async () => {
-    outbound.model = () => new Response("upstream down", { status: 500 });
+    harness.outbound.model = () => new Response("upstream down", { status: 500 });
     const { task } = await send("marker", "hello");
     const done = await terminalPush(task.id);
     expect(done.status.state).toBe("TASK_STATE_FAILED");
     expect(statusText(done)).toBe(mark("failure"));
     // The model was held to the agent's soul and nothing else.
-    for (const c of outbound.modelCalls) expect(systemPrompt(c)).toBe(mark("soul"));
+    for (const c of harness.outbound.modelCalls) expect(systemPrompt(c)).toBe(mark("soul"));
   });
 
   it("an answer with no text is the agent's empty-answer words", async () => {
-    outbound.model = (c) => chatCompletion("", c.model);
+    harness.outbound.model = (c) => chatCompletion("", c.model);
     const { task } = await send("marker", "say nothing");
     expect(statusText(await terminalPush(task.id))).toBe(mark("empty-answer"));
   });
@@ -81,13 +63,13 @@ describe("every sentence comes from the agent", () => {
   it("a canceled task carries the agent's canceled words", async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    outbound.model = async (c) => {
+    harness.outbound.model = async (c) => {
       await gate;
       return chatCompletion("late", c.model);
     };
     const sent = await send("marker", "take your time");
     await eventually(
-      () => outbound.modelCalls.length,
+      () => harness.outbound.modelCalls.length,
       (n) => n > 0,
       "the model call",
     );
@@ -98,17 +80,17 @@ describe("every sentence comes from the agent", () => {
   });
 
   it("a turn nothing could finish is failed in the agent's abandoned words", async () => {
-    await workflows.modifyAll(async (m) => m.mockStepError({ name: "run" }, new Error("the isolate crashed")));
+    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "run" }, new Error("the isolate crashed")));
     const { task, stub } = await send("marker", "doomed");
     await eventually(
-      () => workflows.get(),
+      () => harness.workflows.get(),
       (found) => found.length > 0,
       "the turn's instance",
     );
-    await (await workflows.get())[0]!.waitForStatus("errored");
-    for (let pass = 0; pass < 10 && !outbound.pushes.some((p) => p.body.task?.id === task.id); pass++) {
+    await (await harness.workflows.get())[0]!.waitForStatus("errored");
+    for (let pass = 0; pass < 10 && !harness.outbound.pushes.some((p) => p.body.task?.id === task.id); pass++) {
       await reconcileNow(stub);
-      for (const instance of await workflows.get()) await instance.waitForStatus("complete").catch(() => undefined);
+      for (const instance of await harness.workflows.get()) await instance.waitForStatus("complete").catch(() => undefined);
     }
     const done = await terminalPush(task.id);
     expect(done.status.state).toBe("TASK_STATE_FAILED");
@@ -116,7 +98,7 @@ describe("every sentence comes from the agent", () => {
   });
 
   it("the round loop's contract, notes, headers, tool texts and progress are the agent's", async () => {
-    outbound.model = (c) =>
+    harness.outbound.model = (c) =>
       c.tools.includes("delegate")
         ? chatToolCall("delegate", { subtasks: [{ type: "echo_task", params: { say: "hi" } }] }, c.model)
         : chatCompletion("the answer", c.model);
@@ -124,7 +106,7 @@ describe("every sentence comes from the agent", () => {
     const done = await terminalPush(task.id);
     expect(done.artifacts[0].parts[0].text).toBe("the answer");
 
-    const [first, second] = outbound.modelCalls;
+    const [first, second] = harness.outbound.modelCalls;
     // Round 1: soul and contract; the delegate tool described in the agent's words around core's JSON catalogue.
     expect(systemPrompt(first!)).toBe(`${mark("soul")}\n\n${mark("contract")}`);
     // Round 2, the last: the agent's last-round note, and its header over the results.
@@ -133,14 +115,14 @@ describe("every sentence comes from the agent", () => {
     expect(String(results?.content).split("\n")[0]).toBe(mark("results"));
 
     // What the gatekeeper was told while it ran: the agent's progress words only.
-    const progress = outbound.pushes.filter((p) => p.body.statusUpdate?.taskId === task.id);
+    const progress = harness.outbound.pushes.filter((p) => p.body.statusUpdate?.taskId === task.id);
     expect(progress.length).toBeGreaterThan(0);
     for (const push of progress) expect(statusText(push.body.statusUpdate)).toBe(mark("progress"));
   });
 
   it("describes the delegate tool only in the agent's words, with core adding nothing but the JSON catalogue", async () => {
     const described: string[] = [];
-    outbound.model = async (c) => {
+    harness.outbound.model = async (c) => {
       described.push(c.toolDescriptions.delegate ?? "");
       return chatCompletion("no need", c.model);
     };
@@ -162,7 +144,7 @@ describe("gates hold for every agent", () => {
     expect(done.status.state).toBe("TASK_STATE_COMPLETED");
     expect(done.status.message).toBeUndefined();
     expect(done.artifacts).toBeUndefined();
-    expect(outbound.modelCalls).toHaveLength(0);
+    expect(harness.outbound.modelCalls).toHaveLength(0);
   });
 
   it("and a single-inference agent's the same way", async () => {
@@ -170,14 +152,14 @@ describe("gates hold for every agent", () => {
     const done = await terminalPush(task.id);
     expect(done.status.state).toBe("TASK_STATE_COMPLETED");
     expect(done.status.message).toBeUndefined();
-    expect(outbound.modelCalls).toHaveLength(0);
+    expect(harness.outbound.modelCalls).toHaveLength(0);
   });
 });
 
 describe("subagents get what their parent has", () => {
   it("the parent's workspace caps bound a subagent's recipe", async () => {
     const said = ["short", "x".repeat(65)];
-    outbound.model = (c) =>
+    harness.outbound.model = (c) =>
       c.tools.includes("delegate")
         ? chatToolCall("delegate", { subtasks: said.map((say) => ({ type: "echo_task", params: { say } })) }, c.model)
         : chatCompletion("done", c.model);
@@ -194,17 +176,17 @@ describe("subagents get what their parent has", () => {
 
 describe("no turn ends in between", () => {
   it("a Workflow whose rounds come back neither terminal nor interrupted fails the task, in the agent's words, before announcing it", async () => {
-    await workflows.modifyAll(async (m) => m.mockStepResult({ name: "run" }, { ok: true, value: { kind: "ended", state: "TASK_STATE_WORKING" } }));
+    await harness.workflows.modifyAll(async (m) => m.mockStepResult({ name: "run" }, { ok: true, value: { kind: "ended", state: "TASK_STATE_WORKING" } }));
     const { task } = await send("marker", "end in between");
     const done = await terminalPush(task.id);
     expect(done.status.state).toBe("TASK_STATE_FAILED");
     expect(statusText(done)).toBe(mark("unfinished"));
     // The only push was the failed one: nothing announced the task half-way.
-    expect(outbound.pushes.filter((p) => p.body.task?.id === task.id).map((p) => p.body.task.status.state)).toEqual(["TASK_STATE_FAILED"]);
+    expect(harness.outbound.pushes.filter((p) => p.body.task?.id === task.id).map((p) => p.body.task.status.state)).toEqual(["TASK_STATE_FAILED"]);
   });
 
   it("a round past the agent's budget is not run: the turn ends failed, unfinished", async () => {
-    await workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("the spec drives this turn")));
+    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("the spec drives this turn")));
     const { task, stub } = await send("marker-researcher", "too many rounds");
     const agent: TurnObject = stub;
     await agent.turnStarted(task.id, ORIGIN);
@@ -215,16 +197,16 @@ describe("no turn ends in between", () => {
     await agent.finishTurn(task.id);
     const failed = await agent.deliveryOf(task.id);
     expect(failed.ok && failed.value.task.status.message?.parts[0]?.text).toBe(mark("unfinished"));
-    expect(outbound.modelCalls).toHaveLength(0);
+    expect(harness.outbound.modelCalls).toHaveLength(0);
   });
 });
 
 describe("never twice at once", () => {
   it("a step retried while its first run is still in the object joins it: one model call, one verdict", async () => {
-    await workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("the spec drives this turn")));
+    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("the spec drives this turn")));
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    outbound.model = async (c) => {
+    harness.outbound.model = async (c) => {
       await gate;
       return chatCompletion("once", c.model);
     };
@@ -233,7 +215,7 @@ describe("never twice at once", () => {
     await agent.turnStarted(task.id, ORIGIN);
     const first = agent.runTurn(task.id, ORIGIN, 1);
     await eventually(
-      () => outbound.modelCalls.length,
+      () => harness.outbound.modelCalls.length,
       (n) => n === 1,
       "the first run's model call",
     );
@@ -242,13 +224,13 @@ describe("never twice at once", () => {
     const [a, b] = await Promise.all([first, second]);
     expect(a).toEqual({ ok: true, value: { kind: "done", state: "TASK_STATE_COMPLETED" } });
     expect(b).toEqual(a);
-    expect(outbound.modelCalls).toHaveLength(1);
+    expect(harness.outbound.modelCalls).toHaveLength(1);
   });
 });
 
 describe("bounded state", () => {
   it("refuses a turn past the caller's in-flight cap with 429 QUOTA_EXCEEDED and Retry-After, creating nothing", async () => {
-    await workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("held open")));
+    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("held open")));
     const who = caller("marker");
     const object: CallerObject & TurnObject = who.stub;
     for (let i = 0; i < 32; i++) {

@@ -1,11 +1,8 @@
-import { env } from "cloudflare:workers";
-import { introspectWorkflow, type WorkflowIntrospector } from "cloudflare:test";
 import { EVENT_SEQ_HEADER } from "@dynamicagents/core/a2a";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { deployment } from "../reference/manifests.js";
-import { markerTenants } from "./support/agents.js";
-import { isolatedEdge } from "./support/isolated-edge.js";
-import { chatCompletion, chatToolCall, eventually, interceptOutbound, type ModelCall, type Outbound } from "./support/outbound.js";
+import { describe, expect, it } from "vitest";
+import { markerEdge } from "./support/isolated-edge.js";
+import { useMarkerHarness } from "./support/turn-harness.js";
+import { chatCompletion, chatToolCall, eventually, holdModel } from "./support/outbound.js";
 import { call, drain, openStream, userMessage } from "./support/rpc.js";
 
 // Streams (docs/protocol.md "Events, streams and pushes"): the snapshot, then
@@ -14,47 +11,14 @@ import { call, drain, openStream, userMessage } from "./support/rpc.js";
 // The local pool runs every connection in one isolate: that a second isolate
 // sees them too is the Durable Object's doing and is not proven here.
 
-let workflows: WorkflowIntrospector;
-let outbound: Outbound;
-beforeEach(async () => {
-  workflows = await introspectWorkflow(env.MARKER_WORKFLOW!);
-  await workflows.modifyAll(async (m) => {
-    await m.disableSleeps();
-    await m.disableRetryDelays();
-  });
-  outbound = interceptOutbound();
-});
-afterEach(async () => {
-  outbound.restore();
-  await workflows.dispose();
-});
+const harness = useMarkerHarness();
 
-const edge = isolatedEdge({
-  deployment,
-  tenants: markerTenants,
-  startTurn: async (turn, e) => void (await e.MARKER_WORKFLOW!.create({ id: turn.instanceId, params: turn.params })),
-});
+const edge = markerEdge();
 const newCaller = () => ({ tenant: "marker", identity: { key: `caller-${crypto.randomUUID()}` } });
 type Caller = ReturnType<typeof newCaller>;
 const rpc = (method: string, params: Record<string, unknown>, mint: Caller) => call(method, params, { worker: edge.fetch, mint });
 const stream = (method: string, params: Record<string, unknown>, mint: Caller, headers?: Record<string, string>) =>
   openStream(method, params, { worker: edge.fetch, mint, ...(headers ? { headers } : {}) });
-
-/**
- * Model calls that wait until the spec releases them. They poll: a promise
- * made inside the object cannot be settled from the spec (workerd binds it to
- * the object's I/O context).
- */
-function holdModel() {
-  const held: Array<{ call: ModelCall; text?: string; release: (text?: string) => void }> = [];
-  outbound.model = async (c) => {
-    const entry: (typeof held)[number] = { call: c, release: (text = "held answer") => void (entry.text = text) };
-    held.push(entry);
-    while (entry.text === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
-    return chatCompletion(entry.text, c.model);
-  };
-  return held;
-}
 
 const stateOf = (result: any) => result.task?.status?.state ?? result.statusUpdate?.status?.state;
 const send = (text: string) => ({ message: userMessage(text) });
@@ -73,7 +37,7 @@ describe("SendStreamingMessage", () => {
   });
 
   it("streams the answer as artifact chunks as the model writes it, the last one marked", async () => {
-    outbound.model = (c) => chatCompletion("one two three four five six seven", c.model);
+    harness.outbound.model = (c) => chatCompletion("one two three four five six seven", c.model);
     const events = await drain(await stream("SendStreamingMessage", send("words"), newCaller()));
     const chunks = events.map((e) => e.result.artifactUpdate).filter(Boolean);
     expect(chunks.length).toBeGreaterThan(0);
@@ -96,7 +60,7 @@ describe("SendStreamingMessage", () => {
 
 describe("SubscribeToTask", () => {
   it("another connection sees the same live events, from its snapshot on", async () => {
-    const held = holdModel();
+    const held = holdModel(harness.outbound);
     const caller = newCaller();
     const task = (await rpc("SendMessage", { ...send("slow"), configuration: { returnImmediately: true } }, caller)).body.result.task;
     await eventually(
@@ -136,7 +100,7 @@ describe("SubscribeToTask", () => {
   });
 
   it("is refused past the caller's cap on open streams, and a dropped one frees its place", async () => {
-    const held = holdModel();
+    const held = holdModel(harness.outbound);
     const caller = newCaller();
     const task = (await rpc("SendMessage", { ...send("hold"), configuration: { returnImmediately: true } }, caller)).body.result.task;
     const first = await stream("SubscribeToTask", { id: task.id }, caller);
@@ -173,7 +137,7 @@ describe("events and pushes", () => {
     );
     const taskId = events[0]!.result.task.id;
     const push = await eventually(
-      () => outbound.pushes.find((p) => p.body.task?.id === taskId),
+      () => harness.outbound.pushes.find((p) => p.body.task?.id === taskId),
       (p) => p !== undefined,
       "the terminal push",
     );
@@ -183,7 +147,7 @@ describe("events and pushes", () => {
   });
 
   it("a waiting task's stream closes at input-required; a subscription to it stays open through the answer", async () => {
-    outbound.model = (c) =>
+    harness.outbound.model = (c) =>
       c.messages.some((m) => m.role === "tool") ? chatCompletion("thanks", c.model) : chatToolCall("ask_user", { question: "Which?" }, c.model);
     const caller = newCaller();
     const sent = await drain(await stream("SendStreamingMessage", send("ask me"), caller));

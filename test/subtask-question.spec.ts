@@ -1,39 +1,21 @@
 import { env } from "cloudflare:workers";
-import { introspectWorkflow, runInDurableObject, type WorkflowIntrospector } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE } from "@dynamicagents/core/a2a";
 import { callerObjectName } from "@dynamicagents/core/worker";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { deployment } from "../reference/manifests.js";
-import { markerTenants } from "./support/agents.js";
+import { describe, expect, it } from "vitest";
 import { GATEKEEPER, PUSH_URL } from "./support/constants.js";
-import { isolatedEdge } from "./support/isolated-edge.js";
-import { chatCompletion, chatToolCall, eventually, interceptOutbound, type ModelCall, type Outbound } from "./support/outbound.js";
+import { markerEdge } from "./support/isolated-edge.js";
+import { useMarkerHarness } from "./support/turn-harness.js";
+import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
 import { call, sendParams } from "./support/rpc.js";
 
 // A subagent's recipe may ask the human (RecipeContext.ask): the parent's
 // task parks on the question, and the answer goes to the subagent, whose
 // recipe runs on from where it asked.
 
-let workflows: WorkflowIntrospector;
-let outbound: Outbound;
-beforeEach(async () => {
-  workflows = await introspectWorkflow(env.MARKER_WORKFLOW!);
-  await workflows.modifyAll(async (m) => {
-    await m.disableSleeps();
-    await m.disableRetryDelays();
-  });
-  outbound = interceptOutbound();
-});
-afterEach(async () => {
-  outbound.restore();
-  await workflows.dispose();
-});
+const harness = useMarkerHarness();
 
-const edge = isolatedEdge({
-  deployment,
-  tenants: markerTenants,
-  startTurn: async (turn, e) => void (await e.MARKER_WORKFLOW!.create({ id: turn.instanceId, params: turn.params })),
-});
+const edge = markerEdge();
 
 function newCaller() {
   const key = `caller-${crypto.randomUUID()}`;
@@ -48,7 +30,7 @@ const rpc = (method: string, params: Record<string, unknown>, who: Caller) => ca
 
 /** Round one delegates the asking subtask; round two answers with what the results said. */
 function delegator() {
-  outbound.model = (c: ModelCall) =>
+  harness.outbound.model = (c: ModelCall) =>
     c.tools.includes("delegate")
       ? chatToolCall("delegate", { subtasks: [{ type: "ask_task", params: { about: "which colour" } }] }, c.model)
       : chatCompletion("answered", c.model);
@@ -72,7 +54,7 @@ const respond = (taskId: string, body: Record<string, unknown>) => ({
 
 const finalTask = async (taskId: string) =>
   (await eventually(
-    () => outbound.pushes.find((p) => p.body.task?.id === taskId),
+    () => harness.outbound.pushes.find((p) => p.body.task?.id === taskId),
     (p) => p !== undefined,
     "the terminal push",
   ))!.body.task;
@@ -89,7 +71,7 @@ describe("a subagent's question", () => {
     const { task, request } = await parked(who);
     expect(request).toMatchObject({ requestKind: "choice", prompt: "which colour?", options: [{ id: "a" }, { id: "b" }] });
     await eventually(
-      () => outbound.pushes.find((p) => p.body.statusUpdate?.taskId === task.id && p.body.statusUpdate.status.state === "TASK_STATE_INPUT_REQUIRED"),
+      () => harness.outbound.pushes.find((p) => p.body.statusUpdate?.taskId === task.id && p.body.statusUpdate.status.state === "TASK_STATE_INPUT_REQUIRED"),
       (p) => p !== undefined,
       "the input-required push",
     );
@@ -101,7 +83,7 @@ describe("a subagent's question", () => {
     expect(row!.status).toBe("done");
     expect(JSON.parse(row!.result_json!)).toEqual({ looked: "which colour", answer: { answered: true, optionId: "b", label: "second" } });
     // The model reads the subtask's result; the question itself was never the model's.
-    const lastCall = JSON.stringify(outbound.modelCalls.at(-1)!.messages);
+    const lastCall = JSON.stringify(harness.outbound.modelCalls.at(-1)!.messages);
     expect(lastCall).toContain('\\"optionId\\":\\"b\\"');
     expect(lastCall).not.toContain("ask_user");
   });
@@ -129,7 +111,7 @@ describe("a subagent's question", () => {
       "the waiting subtask to be canceled",
     );
     await eventually(
-      () => outbound.pushes.find((p) => p.body.task?.id === task.id),
+      () => harness.outbound.pushes.find((p) => p.body.task?.id === task.id),
       (p) => p?.body.task.status.state === "TASK_STATE_CANCELED",
       "the canceled push",
     );

@@ -1,3 +1,4 @@
+import { wrapExecutes } from "../plugin/wrap-tools.js";
 import type { ToolSet } from "ai";
 import { jcs } from "../a2a/jcs.js";
 import type { ToolJournal } from "../db/tool-journal.js";
@@ -25,28 +26,16 @@ export interface JournalOptions {
  */
 export function journaled(tools: ToolSet, options: JournalOptions): ToolSet {
   const occurrences = new Map<string, number>();
-  const wrapped: ToolSet = {};
-  for (const [toolName, tool] of Object.entries(tools)) {
-    const execute = tool.execute;
-    if (!execute) {
-      wrapped[toolName] = tool;
-      continue;
-    }
-    wrapped[toolName] = {
-      ...tool,
-      execute: async (input: unknown, callOptions: unknown) => {
-        const base = `${options.point}:${toolName}:${jcs(input ?? null)}`;
-        const occurrence = occurrences.get(base) ?? 0;
-        occurrences.set(base, occurrence + 1);
-        const key = `${base}#${occurrence}`;
-        const recorded = options.journal.get(options.taskId, key);
-        if (recorded?.status === "finished") return JSON.parse(recorded.outputJson ?? "null");
-        if (recorded || !options.journal.start(options.taskId, key, toolName)) return options.interrupted(toolName);
-        const output = await (execute as (i: unknown, o: unknown) => unknown)(input, callOptions);
-        options.journal.finish(options.taskId, key, output);
-        return output;
-      },
-    } as ToolSet[string];
-  }
-  return wrapped;
+  return wrapExecutes(tools, (toolName, execute) => async (input, callOptions) => {
+    const base = `${options.point}:${toolName}:${jcs(input ?? null)}`;
+    const occurrence = occurrences.get(base) ?? 0;
+    occurrences.set(base, occurrence + 1);
+    const key = `${base}#${occurrence}`;
+    const recorded = options.journal.get(options.taskId, key);
+    if (recorded?.status === "finished") return JSON.parse(recorded.outputJson ?? "null");
+    if (recorded || !options.journal.start(options.taskId, key, toolName)) return options.interrupted(toolName);
+    const output = await execute(input, callOptions);
+    options.journal.finish(options.taskId, key, output);
+    return output;
+  });
 }

@@ -1,3 +1,4 @@
+import { wrapExecutes } from "./wrap-tools.js";
 import type { ToolSet } from "ai";
 import type { ToolResultEvent } from "./contract.js";
 
@@ -37,25 +38,13 @@ export function redactWith(redactors: readonly ToolResultRedactor[]): (event: To
 export function redactToolResults<T extends ToolSet>(tools: T, redactors: readonly ToolResultRedactor[]): T {
   if (redactors.length === 0) return tools;
   const redact = redactWith(redactors);
-  const wrapped: ToolSet = {};
-  for (const [toolName, tool] of Object.entries(tools)) {
-    const execute = tool.execute;
-    if (!execute) {
-      wrapped[toolName] = tool;
-      continue;
+  return wrapExecutes(tools, (toolName, execute) => async (input, options) => {
+    let output: unknown;
+    try {
+      output = await execute(input, options);
+    } catch (error) {
+      output = { error: error instanceof Error ? error.message : String(error) };
     }
-    wrapped[toolName] = {
-      ...tool,
-      execute: async (input: unknown, options: unknown) => {
-        let output: unknown;
-        try {
-          output = await (execute as (i: unknown, o: unknown) => unknown)(input, options);
-        } catch (error) {
-          output = { error: error instanceof Error ? error.message : String(error) };
-        }
-        return redact({ toolName, input, output });
-      },
-    } as ToolSet[string];
-  }
-  return wrapped as T;
+    return redact({ toolName, input, output });
+  });
 }

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import type { AgentNamespace, CallerObject } from "@dynamicagents/core/boundary";
 import { createA2AWorker, type A2AWorkerOptions } from "@dynamicagents/core/worker";
 import { assistantManifest, deployment, researcherManifest } from "../../reference/manifests.js";
+import { markerTenants } from "./agents.js";
 
 /** The test worker's bindings: the reference's and the specs' own agents. */
 type Env = Cloudflare.Env;
@@ -69,3 +70,14 @@ export function stubAgent(methods: Partial<Record<keyof CallerObject, (...args: 
     },
   });
 }
+
+/** An edge serving the specs' own agents (test/support/agents.ts), their turns on the marker Workflow. */
+export const markerEdge = (vars: Partial<Env> = {}): IsolatedEdge =>
+  isolatedEdge(
+    {
+      deployment,
+      tenants: markerTenants,
+      startTurn: async (turn, e) => void (await e.MARKER_WORKFLOW!.create({ id: turn.instanceId, params: turn.params })),
+    },
+    vars,
+  );

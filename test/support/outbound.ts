@@ -122,3 +122,29 @@ export async function eventually<T>(probe: () => T | Promise<T>, predicate: (val
   }
   throw new Error(`timed out waiting for ${what}`);
 }
+
+/** A model call held by {@link holdModel}: what it was asked, and how the spec answers it. */
+export interface HeldCall {
+  call: ModelCall;
+  release(text?: string): void;
+}
+
+/**
+ * Model calls held until the spec releases them; an aborted request (a
+ * cancel) fails as a network read does. They poll: a promise made inside the
+ * object cannot be settled from the spec (workerd binds it to the object's
+ * I/O context).
+ */
+export function holdModel(outbound: Outbound): HeldCall[] {
+  const held: HeldCall[] = [];
+  outbound.model = async (c) => {
+    let text: string | undefined;
+    held.push({ call: c, release: (answer = "held answer") => void (text = answer) });
+    while (text === undefined) {
+      if (c.signal.aborted) throw c.signal.reason;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return chatCompletion(text, c.model);
+  };
+  return held;
+}

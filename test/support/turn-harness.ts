@@ -15,10 +15,10 @@ export interface TurnHarness {
  * disabled (real time in production, only slowness here) and the network
  * intercepted. Read the fields inside a spec, after `beforeEach` ran.
  */
-export function useTurnHarness(setup?: (harness: TurnHarness) => void): TurnHarness {
+export function useTurnHarness(setup?: (harness: TurnHarness) => void, workflow: () => Workflow = () => env.TURN_WORKFLOW): TurnHarness {
   const harness = {} as TurnHarness;
   beforeEach(async () => {
-    harness.workflows = await introspectWorkflow(env.TURN_WORKFLOW);
+    harness.workflows = await introspectWorkflow(workflow());
     await harness.workflows.modifyAll(async (m) => {
       await m.disableSleeps();
       await m.disableRetryDelays();
@@ -32,3 +32,6 @@ export function useTurnHarness(setup?: (harness: TurnHarness) => void): TurnHarn
   });
   return harness;
 }
+
+/** The same, for the specs' own agents (test/support/agents.ts) on their own turn Workflow, reached through {@link markerEdge}. */
+export const useMarkerHarness = (setup?: (harness: TurnHarness) => void) => useTurnHarness(setup, () => env.MARKER_WORKFLOW!);
