@@ -97,6 +97,9 @@ const workerd = defineProject({
           // developers.cloudflare.com is faked inside workerd by the round specs;
           // pages.test is served by the recorder's upstream (cassettes).
           FETCH_ALLOWLIST: JSON.stringify(["https://developers.cloudflare.com", "http://pages.test"]),
+          // The reference's `conformance` tenant is served, so specs that walk every tenant
+          // (cards) cover it too; test/conformance.spec.ts switches it off per edge.
+          CONFORMANCE: "1",
         },
         outboundService: (request: Request) => vcr.outboundService(request),
       },

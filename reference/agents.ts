@@ -35,7 +35,8 @@ function fetchAllowlist(raw: string | undefined): string[] {
 /** The `assistant` tenant: one continuous conversation per caller, answered in a tool loop. */
 export class AssistantAgent extends DynamicAgent<Env> {
   protected override agentConfig(): AgentConfigInput {
-    return { model: MODELS, turn: { maxSteps: 6 } };
+    // File URLs in a message are read from the same sites as pages.
+    return { model: MODELS, turn: { maxSteps: 6 }, parts: { fetchAllowlist: fetchAllowlist(this.env.FETCH_ALLOWLIST) } };
   }
 
   protected override agentPlugins(host: PluginHost<Env>): AgentPlugin[] {
@@ -57,7 +58,11 @@ export class AssistantAgent extends DynamicAgent<Env> {
 }
 
 /** The researcher's config and plugins, shared by the agent and the subagents its subtasks run in. */
-const RESEARCHER_CONFIG: AgentConfigInput = { model: MODELS, rounds: { maxRounds: 3, maxParallel: 4 } };
+const researcherConfig = (env: Env): AgentConfigInput => ({
+  model: MODELS,
+  rounds: { maxRounds: 3, maxParallel: 4 },
+  parts: { fetchAllowlist: fetchAllowlist(env.FETCH_ALLOWLIST) },
+});
 const researcherPlugins = (env: Env): AgentPlugin[] => [
   researchPlugin({ allowlist: fetchAllowlist(env.FETCH_ALLOWLIST), models: MODELS, env }),
   durableWorkspacePlugin(),
@@ -66,7 +71,7 @@ const researcherPlugins = (env: Env): AgentPlugin[] => [
 /** The `researcher` tenant: a delegating round loop whose subtasks read pages in subagents. */
 export class ResearcherAgent extends RoundAgentBase<Env> {
   protected override agentConfig(): AgentConfigInput {
-    return RESEARCHER_CONFIG;
+    return researcherConfig(this.env);
   }
 
   protected override agentPlugins(host: PluginHost<Env>): AgentPlugin[] {
@@ -89,7 +94,7 @@ export class ResearcherAgent extends RoundAgentBase<Env> {
 /** Runs one `read_page` subtask in its own isolate and SQLite, with the researcher's plugins. */
 export class ResearchSubagent extends RecipeSubagentBase<Env> {
   protected override agentConfig(): AgentConfigInput {
-    return RESEARCHER_CONFIG;
+    return researcherConfig(this.env);
   }
 
   protected agentPlugins(host: PluginHost<Env>): AgentPlugin[] {

@@ -6,6 +6,8 @@ export interface Env extends EdgeEnv {
   // reach agents only through it, never through the classes.
   ASSISTANT: AgentNamespace;
   RESEARCHER: AgentNamespace;
+  /** The `conformance` tenant's agent (reference/conformance/agent.ts); served only with CONFORMANCE=1. */
+  CONFORMANCE_AGENT: AgentNamespace;
   TURN_WORKFLOW: Workflow;
   AI: Ai;
   OPENAI_BASE_URL?: string;
@@ -14,4 +16,6 @@ export interface Env extends EdgeEnv {
   OPENAI_FALLBACK_MODEL?: string;
   /** JSON array of origins the assistant and the researcher may read pages from. */
   FETCH_ALLOWLIST?: string;
+  /** `1` makes the tenant `conformance` known (docs/conformance.md); anything else leaves it unknown. */
+  CONFORMANCE?: string;
 }

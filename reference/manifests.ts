@@ -36,6 +36,9 @@ export const assistantManifest: AgentManifest = {
       examples: ["What time is it in Tokyo?"],
     },
   ],
+  // Text, data (read as JSON) and text files (raw, or a URL on FETCH_ALLOWLIST); its models read no images. It answers in text.
+  defaultInputModes: ["text/plain", "application/json", "text/*"],
+  defaultOutputModes: ["text/plain"],
 };
 
 export const researcherManifest: AgentManifest = {
@@ -49,6 +52,34 @@ export const researcherManifest: AgentManifest = {
       description: "Decomposes a question into durable subtasks, runs them concurrently and answers from their results.",
       tags: ["research", "delegation"],
       examples: ["Compare the A2A and MCP protocols."],
+    },
+  ],
+  // As the assistant's: the same turn loop reads the message.
+  defaultInputModes: ["text/plain", "application/json", "text/*"],
+  defaultOutputModes: ["text/plain"],
+};
+
+/**
+ * The `conformance` tenant's card: an agent that follows the public A2A
+ * conformance suite's scenario conventions (docs/conformance.md). It answers
+ * only when the Worker runs with CONFORMANCE=1, and the stub card above does
+ * not name it.
+ */
+export const conformanceManifest: AgentManifest = {
+  name: "A2A conformance agent",
+  description:
+    "A scripted agent for the public A2A conformance suite: the prefix of each message's messageId picks what it does " +
+    "(complete, add an artifact, answer with a message, ask for input, reject, stream). It calls no model.",
+  version: "0.1.0",
+  // Text and data parts in; the suite's own refusal check sends a type outside these (-32005).
+  defaultInputModes: ["text/plain", "application/json"],
+  defaultOutputModes: ["text/plain", "application/json"],
+  skills: [
+    {
+      id: "conformance-scenarios",
+      name: "Conformance scenarios",
+      description: "Runs the scenario named by the messageId prefix, as the conformance suite expects; any other message completes.",
+      tags: ["conformance", "test"],
     },
   ],
 };

@@ -1,4 +1,30 @@
-import type { AgentPolicy, RoundWords } from "@dynamicagents/core/agent";
+import type { AgentPolicy, InboundFile, PartWords, RoundWords } from "@dynamicagents/core/agent";
+
+const sizeOf = (bytes: number | undefined) =>
+  bytes === undefined ? "" : bytes < 1024 ? `, ${bytes} bytes` : `, ${Math.round(bytes / 1024).toLocaleString("en-US")} KiB`;
+const named = (file: { filename?: string; mediaType: string; bytes?: number }) =>
+  `${file.filename ? `"${file.filename}"` : "a file"} (${file.mediaType}${sizeOf(file.bytes)})`;
+const WHY_NOT: Record<NonNullable<InboundFile["withheld"]>, string> = {
+  "not-allowlisted": "its site is not one I may fetch from",
+  "fetch-limit": "the message links more files than I fetch for one message",
+  "too-large": "it is larger than I can read",
+  "fetch-failed": "fetching it failed",
+  "unsupported-type": "I cannot read files of this type",
+};
+
+/** What the model is told of the files and data a message carries, and what a client reads for a file it does not accept. */
+const partWords: PartWords = {
+  data: ({ mediaType }) => `The user attached structured data (${mediaType}), as JSON:`,
+  file: (file) => {
+    const what = `The user attached ${named(file)}`;
+    if (file.given === "text") return `${what}. Its text:`;
+    if (file.given === "file") return `${what}, given below.`;
+    const why = file.withheld ? `: I was not given its content because ${WHY_NOT[file.withheld]}` : "";
+    return file.given === "url" ? `${what}${why}. Its URL:` : `${what}${why}.`;
+  },
+  withheld: (part) =>
+    `[${named(part)} withheld${part.artifact?.name ? ` from "${part.artifact.name}"` : ""}: your client does not accept ${part.mediaType}${part.url ? `; it is at ${part.url}` : ""}]`,
+};
 
 /**
  * The reference deployment's words: every sentence the platform says to a
@@ -29,6 +55,7 @@ export const assistantPolicy: AgentPolicy = {
     expired: "Nobody answered in time: if this was an approval, the tool call was not run. Carry on without the answer, and say so.",
     timedOut: "Nobody answered in time; carrying on without it.",
   },
+  parts: partWords,
 };
 
 const researchRounds: RoundWords = {
@@ -68,5 +95,6 @@ export const researchPolicy: AgentPolicy = {
     canceled: "Research canceled as requested.",
   },
   hitl: assistantPolicy.hitl,
+  parts: assistantPolicy.parts,
   rounds: researchRounds,
 };

@@ -43,6 +43,10 @@ async function turnOf(over: Partial<RoundInput> & { plugins?: AgentPlugin[]; obj
       soul: "You are a test agent.",
       round: 1,
       text: "hello",
+      parts: [{ text: input.text ?? "hello" }],
+      addArtifact: () => {
+        throw new Error("these specs add no artifacts");
+      },
       origin: "https://o.test",
       ...input,
       taskId,

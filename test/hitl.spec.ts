@@ -5,7 +5,7 @@ import { callerObjectName } from "@dynamicagents/core/worker";
 import { describe, expect, it } from "vitest";
 import { assistantPolicy } from "../reference/policy.js";
 import { GATEKEEPER, PUSH_URL } from "./support/constants.js";
-import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
+import { chatCompletion, chatToolCall, eventually, holdModel, type ModelCall } from "./support/outbound.js";
 import { call, sendParams } from "./support/rpc.js";
 import { reconcileNow } from "./support/reconcile.js";
 import { useTurnHarness } from "./support/turn-harness.js";
@@ -137,6 +137,27 @@ describe("tool approval", () => {
     // A late repeat of the answer: the task at once, nothing new.
     const late = await call("SendMessage", respond(task.id, { requestId: request.requestId, optionId: "approve" }), { mint: caller });
     expect(late.body.result.task.status.state).toBe("TASK_STATE_COMPLETED");
+  });
+
+  it("a repeat of an answer already taken, sent blocking, returns the task at once while the turn goes on", async () => {
+    const caller = newCaller();
+    asker();
+    const { task, request } = await parked(caller, "ask me");
+    const first = await call("SendMessage", respond(task.id, { requestId: request.requestId, text: "Paris" }), { mint: caller });
+    expect(first.body.result.task.status.state).toBe("TASK_STATE_WORKING");
+    // The resumed turn's model call is held: a repeat that waited for the turn would never come back.
+    const held = holdModel(harness.outbound);
+    const { configuration: _immediate, ...blocking } = respond(task.id, { requestId: request.requestId, text: "Lyon" });
+    const repeat = await call("SendMessage", blocking, { mint: caller });
+    expect(repeat.body.result.task.id).toBe(task.id);
+    expect(repeat.body.result.task.status.state).toBe("TASK_STATE_WORKING");
+    await eventually(
+      () => held.length,
+      (n) => n > 0,
+      "the resumed model call",
+    );
+    held[0]!.release("Paris it is");
+    expect((await finished(task.id)).status.state).toBe("TASK_STATE_COMPLETED");
   });
 
   it("an expired approval is denied: the task goes back to working with the timeout announced, and the turn completes", async () => {

@@ -35,8 +35,16 @@ function fakeFetch(body: () => ReadableStream<Uint8Array> | string) {
   return { fetch, seen };
 }
 
+const noArtifacts = (): never => {
+  throw new Error("the page reader adds no artifacts");
+};
+
 const fetchPage = (fetch: typeof globalThis.fetch, url: string, abortSignal?: AbortSignal) => {
-  const tools = webFetchPlugin({ allowlist: [ORIGIN], fetch }).toolFamilies!.web!({ taskId: "t", origin: "https://agents.test" }).tools;
+  const tools = webFetchPlugin({ allowlist: [ORIGIN], fetch }).toolFamilies!.web!({
+    taskId: "t",
+    origin: "https://agents.test",
+    addArtifact: noArtifacts,
+  }).tools;
   return (tools.fetch_page!.execute as (input: unknown, options: unknown) => Promise<any>)({ url }, { toolCallId: "c", messages: [], abortSignal });
 };
 

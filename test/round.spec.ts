@@ -77,8 +77,12 @@ describe("the round policy", () => {
     expect(() => validatePolicy({ ...researchPolicy, messages: { ...researchPolicy.messages, canceled: " " } }, delegates)).toThrow(/messages\.canceled/);
     expect(() => validatePolicy(undefined, delegates)).toThrow(/messages\.failure, messages\.emptyAnswer, messages\.abandoned/);
     // The round words are required only of an agent that delegates.
-    expect(() => validatePolicy({ messages: researchPolicy.messages, hitl: researchPolicy.hitl }, { delegates: false })).not.toThrow();
-    expect(() => validatePolicy({ messages: researchPolicy.messages, hitl: researchPolicy.hitl }, delegates)).toThrow(/rounds\.contract/);
+    expect(() =>
+      validatePolicy({ messages: researchPolicy.messages, hitl: researchPolicy.hitl, parts: researchPolicy.parts }, { delegates: false }),
+    ).not.toThrow();
+    expect(() => validatePolicy({ messages: researchPolicy.messages, hitl: researchPolicy.hitl, parts: researchPolicy.parts }, delegates)).toThrow(
+      /rounds\.contract/,
+    );
   });
 });
 

@@ -29,6 +29,10 @@ const runtimeOf = (plugins: ReturnType<typeof definePlugin>[], bindings: Record<
   createAgentRuntime({ plugins, env: bindings, config });
 const echoFamily = (name: string) => () => ({ tools: { [name]: tool({ inputSchema: z.object({}), execute: async () => name }) } });
 
+const noArtifacts = (): never => {
+  throw new Error("these specs add no artifacts");
+};
+
 describe("resolveConfig", () => {
   it("fills in safe defaults", () => {
     expect(config.turn.maxSteps).toBeGreaterThan(0);
@@ -108,7 +112,7 @@ describe("createAgentRuntime fails at start-up with a sentence naming the culpri
       definePlugin({ key: "b", capability: "Can B.", toolFamilies: { fb: echoFamily("tb") } }),
     ]);
     expect(runtime.capabilities).toBe("Can A.\nCan B.");
-    expect(Object.keys(runtime.tools({ taskId: "t", origin: "https://o.test" })).sort()).toEqual(["ta", "tb"]);
+    expect(Object.keys(runtime.tools({ taskId: "t", origin: "https://o.test", addArtifact: noArtifacts })).sort()).toEqual(["ta", "tb"]);
     // No plugin supplies a backing: memory, behind the configured caps.
     const workspace = runtime.workspace({ storage: {} as DurableObjectStorage });
     expect(workspace.caps).toEqual(config.workspace);
@@ -236,7 +240,7 @@ describe("redaction without holes", () => {
       env: {},
       config: config.model,
       messages: [{ role: "user", content: "look it up" }],
-      tools: runtime.tools({ taskId: "t", origin: "https://o.test" }),
+      tools: runtime.tools({ taskId: "t", origin: "https://o.test", addArtifact: noArtifacts }),
       stopWhen: stepCountIs(3),
       models: scriptedChoices(model),
     });

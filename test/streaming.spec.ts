@@ -123,6 +123,25 @@ describe("SubscribeToTask", () => {
     expect(stateOf((await drain(again)).at(-1)!.result)).toBe("TASK_STATE_COMPLETED");
     await second.close();
   });
+
+  it("a streaming send past the cap is refused before its task exists", async () => {
+    const held = holdModel(harness.outbound);
+    const caller = newCaller();
+    const task = (await rpc("SendMessage", { ...send("hold"), configuration: { returnImmediately: true } }, caller)).body.result.task;
+    const open = [await stream("SubscribeToTask", { id: task.id }, caller), await stream("SubscribeToTask", { id: task.id }, caller)];
+    const refused = await stream("SendStreamingMessage", send("one more"), caller);
+    expect(refused.status).toBe(429);
+    expect(refused.reply?.error).toMatchObject({ code: -32000, data: [expect.objectContaining({ reason: "QUOTA_EXCEEDED" })] });
+    const listed = (await rpc("ListTasks", {}, caller)).body.result;
+    expect(listed.tasks.map((t: { id: string }) => t.id)).toEqual([task.id]);
+    await eventually(
+      () => held.length,
+      (n) => n > 0,
+      "the model call",
+    );
+    held[0]!.release();
+    for (const s of open) await drain(s);
+  });
 });
 
 describe("events and pushes", () => {

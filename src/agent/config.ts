@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { essenceOf } from "../a2a/parts.js";
 import { ConfigError } from "../errors/index.js";
 
 /**
@@ -85,6 +86,50 @@ const configSchema = z.strictObject({
       finishedTaskDays: z.number().min(0).max(3650).default(7),
       /** A deleted task's `messageId` is remembered this long, so a late retry is TaskNotFound and starts nothing. */
       messageIdDays: z.number().min(0).max(3650).default(30),
+    })
+    .prefault({}),
+  parts: z
+    .strictObject({
+      /**
+       * Origins (`https://host[:port]`) a file part's URL is fetched from for
+       * the model; any other URL reaches the model as the URL itself.
+       */
+      fetchAllowlist: z
+        .array(z.string().refine((o) => URL.canParse(o) && new URL(o).origin === o && /^https?:$/.test(new URL(o).protocol), "must be an http(s) origin"))
+        .default([]),
+      /** Bytes of one fetched file read at most; the read stops there and a longer file is not given to the model. */
+      maxFetchBytes: z
+        .number()
+        .int()
+        .min(1)
+        .max(1024 * 1024)
+        .default(512 * 1024),
+      /** URLs fetched for one message at most; later ones reach the model as URLs. */
+      maxFetchesPerMessage: z.number().int().min(0).max(32).default(8),
+      /**
+       * Bytes of file content (text and bytes, all files of a message
+       * together) the model's message carries; a file past it is described
+       * instead. Bounded so the stored message stays within a row of SQLite.
+       */
+      maxInlineFileBytes: z
+        .number()
+        .int()
+        .min(0)
+        .max(1024 * 1024)
+        .default(512 * 1024),
+      /**
+       * Media types (`image/*` allowed) of binary files the model is given as
+       * file parts; any other binary file is described. None by default: only
+       * a model that reads them should get them.
+       */
+      modelFileTypes: z.array(z.string().refine((m) => essenceOf(m) !== undefined, "must be a media type such as image/png or image/*")).default([]),
+      /** Bytes of JSON all the artifacts a turn's tools add to one task may take together. */
+      maxArtifactBytes: z
+        .number()
+        .int()
+        .min(1)
+        .max(1024 * 1024)
+        .default(512 * 1024),
     })
     .prefault({}),
   workspace: z

@@ -9,7 +9,10 @@ export {
   type DelegationProblem,
   type HitlOption,
   type HitlWords,
+  type InboundFile,
+  type PartWords,
   type RoundProgress,
   type RoundWords,
+  type WithheldPart,
 } from "./policy.js";
 export { chooseModels, type ModelChoice } from "./providers.js";

@@ -26,6 +26,8 @@ export interface AgentPolicy {
   };
   /** The human-in-the-loop words: the `ask_user` tool, approvals, answers and expiry. */
   hitl: HitlWords;
+  /** What the model is told of a message's data and file parts, and what a client reads in place of a part it does not accept. */
+  parts: PartWords;
   /** The round loop's words; required when the agent can delegate (its plugins declare subtask types). */
   rounds?: RoundWords;
 }
@@ -52,6 +54,44 @@ export interface HitlWords {
   expired: string;
   /** The text of the status update announcing that a request expired. */
   timedOut: string;
+}
+
+/** A file part of the user's message, as the model is told of it. */
+export interface InboundFile {
+  filename?: string;
+  /** Its media type (the part's, else the fetched response's, else `application/octet-stream`). */
+  mediaType: string;
+  /** The part's URL, when it came as one. */
+  url?: string;
+  /** Its size in bytes, when known (raw bytes, or what a fetch read). */
+  bytes?: number;
+  /** What follows the heading in the model's message: the file's text, its bytes (a file part), its URL, or nothing. */
+  given: "text" | "file" | "url" | "none";
+  /**
+   * Why the model has the URL or nothing instead of the content: the origin
+   * is not on the fetch allowlist, the message's fetches ran out, the file
+   * is larger than the byte caps, the fetch failed, or the model does not
+   * read this type.
+   */
+  withheld?: "not-allowlisted" | "fetch-limit" | "too-large" | "fetch-failed" | "unsupported-type";
+}
+
+/** A file part of a reply that the client's `acceptedOutputModes` do not take and that has no text form, replaced by a text part. */
+export interface WithheldPart {
+  mediaType: string;
+  filename?: string;
+  url?: string;
+  /** The artifact the part belongs to. */
+  artifact?: { name?: string };
+}
+
+export interface PartWords {
+  /** Heads a data part of the user's message; its JSON follows. */
+  data: (part: { mediaType: string }) => string;
+  /** Heads a file part of the user's message; what follows is `file.given`. */
+  file: (file: InboundFile) => string;
+  /** Stands in, in a reply, for a part the client does not accept and that has no faithful text form. */
+  withheld: (part: WithheldPart) => string;
 }
 
 export interface RoundProgress {
@@ -116,6 +156,7 @@ export function validatePolicy(policy: AgentPolicy | undefined, options: { deleg
   const hitl = policy?.hitl;
   for (const name of ["askUserDescription", "approve", "reject", "denied", "expired", "timedOut"] as const) text(hitl?.[name], `hitl.${name}`);
   for (const name of ["approvalPrompt", "requestText"] as const) fn(hitl?.[name], `hitl.${name}`);
+  for (const name of ["data", "file", "withheld"] as const) fn(policy?.parts?.[name], `parts.${name}`);
   if (options.delegates) {
     const rounds = policy?.rounds;
     text(rounds?.contract, "rounds.contract");

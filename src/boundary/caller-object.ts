@@ -17,6 +17,14 @@ export interface BeginTask {
   caller?: { key: string; name?: string };
   /** `returnImmediately`: the reply must be a task; otherwise the agent may answer with a message instead. */
   immediate?: boolean;
+  /** `acceptedOutputModes`, kept with a new task so every later reply applies them; absent: every part. */
+  acceptedOutputModes?: string[];
+  /**
+   * `SendStreamingMessage`: the caller's stream cap is checked before anything
+   * is written (a refused stream creates no task), and a slot is held for the
+   * stream the edge then opens (`Begun.streamSlot`).
+   */
+  stream?: true;
 }
 
 /** An accepted turn, for the edge to start after its reply (`createA2AWorker`'s `startTurn`). */
@@ -30,6 +38,10 @@ export interface Begun {
   task: TaskJson;
   /** The turn this call created; absent for a retried `messageId`, which starts nothing. */
   turn?: TurnToStart;
+  /** An answer to a human-in-the-loop request already settled (a repeat, a loser): the task as it is, at once, even for a blocking send. */
+  settledBefore?: true;
+  /** The stream slot held for a streaming send (`BeginTask.stream`): `StreamQuery.slot` of the stream the edge opens next. */
+  streamSlot?: string;
 }
 
 /** A send the agent answered with a message: no task exists (A2A allows it for blocking and streaming sends). */
@@ -52,6 +64,8 @@ export interface StreamQuery extends TaskQuery {
   afterSeq?: number;
   /** `send`: the stream of a send just accepted (a terminal task gets its snapshot); `subscribe`: `SubscribeToTask`. */
   purpose: "send" | "subscribe";
+  /** A slot `beginTask` held for this stream: it opens within the cap already checked. */
+  slot?: string;
 }
 
 /**

@@ -7,8 +7,8 @@ import { ConfigError } from "../errors/index.js";
 import { ensurePluginStores } from "../db/plugin-stores.js";
 import { AnswerStream } from "./answer-stream.js";
 import { humanAnswer, subtaskRequest } from "./hitl.js";
-import { appendArtifactChunk } from "./task-events.js";
-import { ANSWER_ARTIFACT } from "./task-wire.js";
+import { addArtifact, appendArtifactChunk } from "./task-events.js";
+import { ANSWER_ARTIFACT, requestParts } from "./task-wire.js";
 import { runRound, settlementOf, targetOf } from "./turn-loop.js";
 import type { AgentPlugin, PluginHost } from "../plugin/contract.js";
 import { createAgentRuntime, type AgentRuntime } from "../plugin/runtime.js";
@@ -192,6 +192,9 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
       taskId,
       round,
       text: turn.text,
+      parts: requestParts(turn.task),
+      addArtifact: (artifact) =>
+        addArtifact(this.agentDb, turn.task, artifact, { maxBytes: this.config.parts.maxArtifactBytes, withheld: this.policy.parts.withheld }),
       origin: turn.origin,
       soul: this.agentSoul(runtime.capabilities),
       config: this.config,

@@ -46,10 +46,32 @@ export class EventHub {
   }
 
   readonly #open = new Map<string, () => void>();
+  /** Slots held for streams about to open (a streaming send between its accept and its stream), with when each lapses. */
+  readonly #held = new Map<string, number>();
 
-  /** Open streams of this caller, for the cap. */
+  /** Open streams of this caller and slots held for more, for the cap. */
   get streams(): number {
-    return this.#open.size;
+    const now = Date.now();
+    for (const [slot, lapses] of this.#held) if (lapses <= now) this.#held.delete(slot);
+    return this.#open.size + this.#held.size;
+  }
+
+  /**
+   * Holds a slot for a stream the edge opens in its next call; it lapses
+   * after `forMs` so an edge that never comes back (its isolate died) does
+   * not hold it for good.
+   */
+  holdSlot(forMs: number): string {
+    const slot = crypto.randomUUID();
+    this.#held.set(slot, Date.now() + forMs);
+    return slot;
+  }
+
+  /** Whether `slot` is held (and not lapsed); it is given up either way. */
+  takeSlot(slot: string): boolean {
+    const lapses = this.#held.get(slot);
+    this.#held.delete(slot);
+    return lapses !== undefined && lapses > Date.now();
   }
 
   /** Counts a stream as open until it ends; `end` is how it is ended from outside (its client went away). */

@@ -28,7 +28,7 @@ export function continueTask(db: AgentDB, input: BeginTask, now: number): Contin
   // An answer to a request already settled (a repeat, a loser, a late one): the task as it is, whatever its state.
   const repeat = answerOf(input.message).requestId;
   const settled = repeat ? db.hitl.get(repeat) : undefined;
-  if (settled && settled.taskId === taskId && settled.status !== "open") return { task: shape(task) };
+  if (settled && settled.taskId === taskId && settled.status !== "open") return { task: shape(task), settledBefore: true };
   if (db.tasks.isFinal(row.state)) {
     throw unsupportedOperation(`Task ${JSON.stringify(taskId)} is ${row.state}: it takes no more messages; send one without taskId to start a new task`, {
       taskState: row.state,
@@ -39,6 +39,6 @@ export function continueTask(db: AgentDB, input: BeginTask, now: number): Contin
   }
   const verdict = answer(db, task, input.message, input.caller ?? { key: "" }, now);
   db.tasks.recordMessage(input.message.messageId, taskId);
-  if (verdict.kind === "unchanged") return { task: shape(verdict.task) };
+  if (verdict.kind === "unchanged") return { task: shape(verdict.task), settledBefore: true };
   return { task: shape(verdict.task), answered: verdict.request };
 }

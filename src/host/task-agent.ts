@@ -7,6 +7,7 @@ import {
   refused,
   settle,
   turnInstanceId,
+  type ArtifactJson,
   type BeginTask,
   type Begun,
   type MessageJson,
@@ -42,7 +43,7 @@ import { reconcileTurns, type ReconcileAction } from "./reconcile-turns.js";
 import { DEFAULT_RECOVERY_POLICY, type RecoveryPolicy } from "./recovery-policy.js";
 import { SelfOrigin } from "./self-origin.js";
 import { EventHub } from "./event-hub.js";
-import { endsWait, foldArtifacts, insertTask, statusUpdateOf, writeStatus } from "./task-events.js";
+import { addedArtifacts, appendArtifactChunk, endsWait, foldArtifacts, insertTask, statusUpdateOf, writeStatus } from "./task-events.js";
 import { taskStream } from "./task-stream.js";
 import { agentMessage, requestText, shapeTask, submittedTask, taskOf, terminalTask, withState } from "./task-wire.js";
 
@@ -51,6 +52,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const RETENTION_BATCH = 200;
 /** How often retention looks, once anything was accepted here. */
 const RETENTION_EVERY_S = 3600;
+/** How long a streaming send's slot waits for the edge to open its stream. */
+const STREAM_SLOT_MS = 30_000;
 
 /**
  * The Durable Object of one verified caller of one tenant: it owns that
@@ -170,7 +173,13 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const instanceId = await turnInstanceId(agentId, messageId);
     // From here to the end of the block nothing awaits, so the task and its
     // turn record are written together and no retry can interleave.
+    let slot: string | undefined;
     const verdict = settle((): Continued | Replied => {
+      // A stream over the cap is refused before anything is written.
+      if (input.stream) {
+        this.#assertStreamRoom();
+        slot = this.#events.holdSlot(STREAM_SLOT_MS);
+      }
       const replied = this.agentDb.directReplies.get(messageId);
       if (replied) return { message: JSON.parse(replied) as MessageJson };
       const existing = this.agentDb.tasks.byMessageId(messageId);
@@ -197,7 +206,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         });
       }
       const now = Date.now();
-      const task = submittedTask(input.message, { id: crypto.randomUUID(), contextId: input.message.contextId || crypto.randomUUID() }, now);
+      const ids = { id: crypto.randomUUID(), contextId: input.message.contextId || crypto.randomUUID() };
+      const task = submittedTask(input.message, ids, now, input.acceptedOutputModes);
       const pushConfig = input.pushConfig && withConfigIds(input.pushConfig, task.id);
       insertTask(this.agentDb, task, now, { messageId, contextId: task.contextId }, pushConfig && { id: pushConfig.id, json: JSON.stringify(pushConfig) });
       const params: TurnParams = { tenant: input.tenant, agentId, taskId: task.id, messageId, origin: input.origin };
@@ -207,13 +217,23 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     // The task and its turn are written above with no await in between; the
     // reply leaves only once these writes (the schedule's too) are stored. A
     // crash before that loses the reply, and its retry arms what is missing.
-    if (!verdict.ok) return verdict;
+    // No stream follows a refusal, a message answer or a settled answer's task: the slot goes back.
+    if (!verdict.ok || "message" in verdict.value || verdict.value.settledBefore) {
+      if (slot) this.#events.takeSlot(slot);
+      slot = undefined;
+      if (!verdict.ok) return verdict;
+    }
     const begun = verdict.value;
     await this.#armRetention();
     if ("message" in begun) return accepted(begun);
     if (begun.turn) await this.#ensureReconciling();
     if (begun.answered) await this.#wake(begun.answered);
-    return accepted({ task: begun.task, ...(begun.turn ? { turn: begun.turn } : {}) });
+    return accepted({
+      task: begun.task,
+      ...(begun.turn ? { turn: begun.turn } : {}),
+      ...(begun.settledBefore ? { settledBefore: true as const } : {}),
+      ...(slot ? { streamSlot: slot } : {}),
+    });
   }
 
   async getTask(query: TaskQuery): Promise<Verdict<TaskJson>> {
@@ -279,14 +299,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
           },
         );
       }
-      const { maxOpenStreams } = this.lifecycleLimits();
-      if (this.#events.streams >= maxOpenStreams) {
-        throw quotaExceeded({
-          message: `This caller already has ${this.#events.streams} streams open, the most it may have at once (${maxOpenStreams}): close one first`,
-          retryAfterSeconds: 5,
-          metadata: { limit: "maxOpenStreams", open: String(this.#events.streams) },
-        });
-      }
+      if (!(query.slot && this.#events.takeSlot(query.slot))) this.#assertStreamRoom();
       const task = shapeTask(taskOf(row), { historyLength: query.historyLength, includeArtifacts: true });
       // A task still being written shows the answer so far.
       if (!terminal) {
@@ -302,6 +315,19 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         endAfterReplay: terminal,
       });
     });
+  }
+
+  /** 429 when the caller has as many streams open (or held) as `limits.maxOpenStreams`. */
+  #assertStreamRoom(): void {
+    const { maxOpenStreams } = this.lifecycleLimits();
+    const open = this.#events.streams;
+    if (open >= maxOpenStreams) {
+      throw quotaExceeded({
+        message: `This caller already has ${open} streams open, the most it may have at once (${maxOpenStreams}): close one first`,
+        retryAfterSeconds: 5,
+        metadata: { limit: "maxOpenStreams", open: String(open) },
+      });
+    }
   }
 
   async releaseStream(streamId: string): Promise<Verdict<null>> {
@@ -514,7 +540,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const outcome =
       given ?? (recorded ? (JSON.parse(recorded) as TurnOutcome) : { state: "TASK_STATE_FAILED" as const, text: this.lifecycleWords().unfinished });
     const now = Date.now();
-    const task = terminalTask(taskOf(row), outcome, now);
+    // What the turn's tools added joins the answer.
+    const task = terminalTask(taskOf(row), outcome, now, addedArtifacts(this.agentDb.events.after(taskId, 0)));
     const written = writeStatus(this.agentDb, task, now);
     if (written.kind === "written") {
       // The turn's messages join the conversation every later turn reads.
@@ -690,5 +717,23 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         return false;
       }
     }
+  }
+
+  // ── for agents that script their turns ───────────────────────────────────
+
+  /**
+   * One chunk of an artifact, written as an event of the task while the round
+   * runs: streams hear it at once, and it is folded into a snapshot of the
+   * task still being written (docs/protocol.md "Events, streams and pushes").
+   * For an agent that writes its artifacts itself instead of streaming a
+   * model's answer; the finished task's artifacts are the outcome's. A task
+   * that is missing or terminal (canceled meanwhile) gets nothing: the result
+   * says whether the chunk was written.
+   */
+  protected writeArtifactChunk(taskId: string, artifact: ArtifactJson, chunk: { append: boolean; lastChunk: boolean }): boolean {
+    const row = this.agentDb.tasks.get(taskId);
+    if (!row || this.agentDb.tasks.isFinal(row.state)) return false;
+    appendArtifactChunk(this.agentDb, { id: row.id, contextId: row.contextId }, artifact, chunk);
+    return true;
   }
 }

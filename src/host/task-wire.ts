@@ -1,5 +1,7 @@
+import type { WithheldPart } from "../agent/policy.js";
+import { ACCEPTED_OUTPUT_MODES_KEY, acceptsMediaType, base64Bytes, partMediaType, textOf } from "../a2a/parts.js";
 import type { TaskRow, TaskWrite } from "../db/task-store.js";
-import type { MessageJson, PartJson, TaskJson, TurnOutcome } from "../boundary/index.js";
+import type { ArtifactJson, MessageJson, PartJson, TaskJson, TurnOutcome } from "../boundary/index.js";
 
 // Tasks in their wire form, built and shaped here and nowhere else: the
 // object stores the wire JSON it answers with, so a reply costs no re-encoding.
@@ -9,14 +11,54 @@ const at = (now: number) => new Date(now).toISOString();
 /** The artifact a turn's answer is, streamed as it is written and then whole in the finished task. */
 export const ANSWER_ARTIFACT = "answer";
 
-/** The `submitted` task a new message opens. */
-export function submittedTask(message: MessageJson, ids: { id: string; contextId: string }, now: number): TaskJson {
+/** The `submitted` task a new message opens; the send's `acceptedOutputModes`, if any, stay in its metadata for every later reply. */
+export function submittedTask(message: MessageJson, ids: { id: string; contextId: string }, now: number, acceptedOutputModes?: string[]): TaskJson {
   return {
     id: ids.id,
     contextId: ids.contextId,
     status: { state: "TASK_STATE_SUBMITTED", timestamp: at(now) },
     history: [{ ...message, taskId: ids.id, contextId: ids.contextId }],
+    ...(acceptedOutputModes?.length ? { metadata: { [ACCEPTED_OUTPUT_MODES_KEY]: acceptedOutputModes } } : {}),
   };
+}
+
+/** The modes the task's client accepts; `undefined`: every part. */
+export function acceptedOutputModesOf(task: Pick<TaskJson, "metadata">): readonly string[] | undefined {
+  const modes = task.metadata?.[ACCEPTED_OUTPUT_MODES_KEY];
+  return Array.isArray(modes) && modes.length > 0 ? (modes as string[]) : undefined;
+}
+
+/**
+ * An artifact's parts as a client with `modes` reads them (docs/protocol.md
+ * "SendMessage" → acceptedOutputModes): a part it takes as it is; text
+ * always, being every other part's fallback; otherwise its faithful text
+ * form (data as JSON, a text file's text), or a text part in the agent's
+ * words naming what was withheld. Never dropped.
+ */
+export function partsForClient(
+  parts: readonly PartJson[],
+  modes: readonly string[] | undefined,
+  withheld: (part: WithheldPart) => string,
+  artifact?: { name?: string },
+): PartJson[] {
+  if (!modes) return [...parts];
+  return parts.map((part) => {
+    if (part.text !== undefined || acceptsMediaType(modes, partMediaType(part))) return part;
+    const keep = part.metadata ? { metadata: part.metadata } : {};
+    if (part.data !== undefined) return { text: JSON.stringify(part.data), ...keep };
+    const mediaType = partMediaType(part);
+    if (part.raw !== undefined && mediaType.startsWith("text/"))
+      return { text: textOf(base64Bytes(part.raw), part.mediaType), ...(part.filename ? { filename: part.filename } : {}), ...keep };
+    return {
+      text: withheld({
+        mediaType,
+        ...(part.filename ? { filename: part.filename } : {}),
+        ...(part.url === undefined ? {} : { url: part.url }),
+        ...(artifact ? { artifact } : {}),
+      }),
+      ...keep,
+    };
+  });
 }
 
 /** An agent message on a task, as a status message or a history entry. */
@@ -35,13 +77,16 @@ export function withState(task: TaskJson, state: string, now: number, message?: 
  * turn, the reply as the `answer` artifact a client reads the result from.
  * An empty reply (a declining gate) leaves no message.
  */
-export function terminalTask(task: TaskJson, outcome: TurnOutcome, now: number): TaskJson {
+export function terminalTask(task: TaskJson, outcome: TurnOutcome, now: number, added: readonly ArtifactJson[] = []): TaskJson {
   const reply = outcome.text === "" ? undefined : agentMessage(task, outcome.text);
   const done = withState(task, outcome.state, now, reply);
   if (reply) done.history = [...(task.history ?? []), reply];
-  const artifacts =
-    outcome.artifacts ??
-    (reply && outcome.state === "TASK_STATE_COMPLETED" ? [{ artifactId: ANSWER_ARTIFACT, name: ANSWER_ARTIFACT, parts: reply.parts }] : []);
+  // What the turn's tools added follows the answer, in the order it was added.
+  const artifacts = [
+    ...(outcome.artifacts ??
+      (reply && outcome.state === "TASK_STATE_COMPLETED" ? [{ artifactId: ANSWER_ARTIFACT, name: ANSWER_ARTIFACT, parts: reply.parts }] : [])),
+    ...added,
+  ];
   if (artifacts.length) done.artifacts = [...(task.artifacts ?? []), ...artifacts];
   return done;
 }
@@ -61,10 +106,12 @@ export function shapeTask(task: TaskJson, options: { historyLength?: number; inc
   return out;
 }
 
-/** The text of the message that opened a task (its first user message). */
+/** The parts of the message that opened a task (its first user message). */
+export const requestParts = (task: TaskJson): PartJson[] => task.history?.find((m) => m.role === "ROLE_USER")?.parts ?? [];
+
+/** The text of the message that opened a task: its text parts, concatenated and trimmed. */
 export function requestText(task: TaskJson): string {
-  const first = task.history?.find((m) => m.role === "ROLE_USER");
-  return (first?.parts ?? [])
+  return requestParts(task)
     .map((p: PartJson) => p.text ?? "")
     .join("")
     .trim();

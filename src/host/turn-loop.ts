@@ -9,6 +9,8 @@ import type { ConversationStore } from "../db/conversation-store.js";
 import type { HitlRow, HitlStore } from "../db/hitl-store.js";
 import type { SubtaskStore } from "../db/subtask-store.js";
 import type { ToolJournal } from "../db/tool-journal.js";
+import type { PartJson } from "../boundary/index.js";
+import type { ToolContext } from "../plugin/contract.js";
 import type { AgentRuntime } from "../plugin/runtime.js";
 import { DELEGATE_TOOL, createDelegateTool } from "../subtasks/delegate-tool.js";
 import { redactSubtaskRows, renderSubtaskResults } from "../subtasks/results.js";
@@ -16,12 +18,17 @@ import type { AnswerStream } from "./answer-stream.js";
 import { windowMessages } from "./conversation.js";
 import { ASK_USER_TOOL, askUserTool, pendingTarget, requestBody, resolution, type HitlTarget, type RequestBody, type Settlement } from "./hitl.js";
 import { journaled } from "./tool-journaling.js";
+import { userContent } from "./user-content.js";
 
 export interface RoundInput {
   taskId: string;
   round: number;
-  /** The user's request. */
+  /** The user's request: the text of its text parts (what the plugins' gates read). */
   text: string;
+  /** Every part of the message that opened the task: what the model's user message is built from. */
+  parts: PartJson[];
+  /** How the round's tools add artifacts to the task (`ToolContext.addArtifact`). */
+  addArtifact: ToolContext["addArtifact"];
   /** This deployment's origin, for the tools. */
   origin: string;
   /** The system prompt. */
@@ -86,7 +93,17 @@ export async function runRound(input: RoundInput): Promise<RoundResult> {
   }
   if (!decision) {
     const { store, id: conversationId } = input.conversation;
-    if (round === 1) store.append(conversationId, taskId, `${taskId}:user`, { role: "user", content: input.text } satisfies ModelMessage);
+    // Built once per task: the stored entry is what a retried step or a resumed round reads, so a file URL is fetched once.
+    const userKey = `${taskId}:user`;
+    if (round === 1 && !store.has(userKey)) {
+      const content = await userContent(input.parts, { parts: input.config.parts, words: input.policy.parts, signal: input.signal }).catch((error: unknown) => {
+        // A cancel during a fetch ends the round like any cancel; anything else is the step's failure.
+        if (input.signal?.aborted) return undefined;
+        throw error;
+      });
+      if (content === undefined || input.signal?.aborted) return { kind: "canceled" };
+      store.append(conversationId, taskId, userKey, { role: "user", content } satisfies ModelMessage);
+    }
     // Answers that came since the round paused go in, in the order they were asked.
     for (const row of input.hitl.ofRound(taskId, round)) {
       const target = targetOf(row);
@@ -115,7 +132,7 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
 
   const offered: ToolSet = {};
   const exempt = new Set(config.hitl.approvalExempt);
-  for (const [name, tool] of Object.entries(runtime.tools({ taskId, origin: input.origin, signal: input.signal }))) {
+  for (const [name, tool] of Object.entries(runtime.tools({ taskId, origin: input.origin, signal: input.signal, addArtifact: input.addArtifact }))) {
     offered[name] = exempt.has(name) ? { ...tool, needsApproval: false } : tool;
   }
   if (words && !lastRound && runtime.subtaskTypes.size > 0) {

@@ -2,6 +2,7 @@ import type { ToolSet } from "ai";
 import type { z } from "zod";
 import type { AgentConfig } from "../agent/config.js";
 import type { HumanAnswer, SubtaskQuestion } from "../boundary/subagent.js";
+import type { PartJson } from "../boundary/wire-json.js";
 import type { Workspace, WorkspaceBacking, WorkspaceHost } from "./workspace.js";
 
 /**
@@ -24,6 +25,14 @@ export interface PluginHost<Env = unknown> {
   storage: DurableObjectStorage;
 }
 
+/** An artifact a tool adds to its task: parts in their wire form (`{text}`, `{data}`, `{raw: <base64>}` or `{url}`, with `mediaType`, `filename`). */
+export interface NewArtifact {
+  name?: string;
+  description?: string;
+  parts: PartJson[];
+  metadata?: Record<string, unknown>;
+}
+
 /** What a tool family is handed each turn. */
 export interface ToolContext {
   /** The task this turn runs for. */
@@ -31,6 +40,14 @@ export interface ToolContext {
   /** This deployment's origin. */
   origin: string;
   signal?: AbortSignal;
+  /**
+   * Adds an artifact to the task, from inside a tool's `execute`: streams
+   * show it at once and the finished task lists it after the answer, shaped
+   * by the client's `acceptedOutputModes`. A journaled call runs once, so a
+   * retried step does not add it again. Throws on a malformed artifact, a
+   * task no longer running, or past `parts.maxArtifactBytes`.
+   */
+  addArtifact(artifact: NewArtifact): { artifactId: string };
 }
 
 export type ToolFamily = (context: ToolContext) => { tools: ToolSet };

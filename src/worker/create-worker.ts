@@ -3,6 +3,7 @@ import { etag } from "hono/etag";
 import { agentStartFailed } from "../a2a/errors.js";
 import { GatekeeperJwks } from "../a2a/gatekeeper-jwks.js";
 import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
+import { cardInputModes } from "../a2a/parts.js";
 import { loadPreviousPublicKeys } from "../a2a/previous-keys.js";
 import { loadSigningKey } from "../a2a/signing-key.js";
 import { A2A_PATH, CARD_PATH, JWKS_PATH } from "../a2a/wire.js";
@@ -79,7 +80,7 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
   app.post(A2A_PATH, versionStep<Env>());
   app.post(A2A_PATH, envelopeStep<Env>());
   app.post(A2A_PATH, tenantClaimStep<Env>());
-  app.post(A2A_PATH, knownTenantStep<Env>(tenantNames));
+  app.post(A2A_PATH, knownTenantStep<Env>(options.tenants));
   app.post(A2A_PATH, async (c) => {
     const { id, method, params } = c.get("call");
     const caller = c.get("caller");
@@ -99,6 +100,7 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
       origin: c.get("origin"),
       caller: { key: caller.identity.key, ...(caller.identity.name ? { name: caller.identity.name } : {}) },
       allowlist: loadGatekeeperOrigins(c.env.GATEKEEPER_ORIGINS),
+      inputModes: cardInputModes(options.tenants[caller.tenant]?.manifest.defaultInputModes),
       agent,
       startTurn: (turn) => startInBackground(c.executionCtx, turn, () => startTurn(turn, c.env)),
       signingKey: () => loadSigningKey(c.env.A2A_SIGNING_KEY),

@@ -1,9 +1,11 @@
 import { TaskPushNotificationConfig } from "@a2a-js/sdk";
-import { ErrorCode, RpcError } from "../a2a/errors.js";
+import { ErrorCode, RpcError, contentTypeNotSupported } from "../a2a/errors.js";
 import { assertTextWithinLimit } from "../a2a/limits.js";
+import { acceptsMediaType, partMediaType } from "../a2a/parts.js";
 import { validatePushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
-import { unwrap, type CallerObject, type PushConfigJson, type TurnToStart } from "../boundary/index.js";
+import { HITL_RESPONSE_TYPE } from "../a2a/wire.js";
+import { unwrap, type CallerObject, type MessageJson, type PartJson, type PushConfigJson, type TurnToStart } from "../boundary/index.js";
 import type { CardCache } from "./card-cache.js";
 import { EventStream } from "./event-stream.js";
 import {
@@ -24,6 +26,8 @@ export interface CallContext {
   /** Who is calling (the verified token's identity): the one who answers a human-in-the-loop request. */
   caller: { key: string; name?: string };
   allowlist: ReadonlySet<string>;
+  /** The tenant card's `defaultInputModes`: a message part of any other media type is refused at the edge (-32005). */
+  inputModes: readonly string[];
   /** The caller's own Durable Object; only addressed once a method needs it. `fresh`: a new stub (the last one saw its object reset). */
   agent: (fresh?: boolean) => CallerObject;
   /** The request's `Last-Event-ID` header (SubscribeToTask). */
@@ -47,9 +51,10 @@ const pushConfigJson = (config: TaskPushNotificationConfig): PushConfigJson => {
  * created: a retried messageId starts nothing), or the message the agent
  * answered with instead.
  */
-async function accept(params: Record<string, unknown>, ctx: CallContext) {
+async function accept(params: Record<string, unknown>, ctx: CallContext, stream = false) {
   const input = parseSendMessage(params);
   assertTextWithinLimit(input.message);
+  assertPartsAccepted(input.messageJson, ctx);
   // Validated before the task exists: a refused push config creates nothing.
   const pushConfig = input.pushConfig === undefined ? undefined : pushConfigJson(validatePushConfig(input.pushConfig, ctx.allowlist));
   const begun = unwrap(
@@ -61,12 +66,32 @@ async function accept(params: Record<string, unknown>, ctx: CallContext) {
       historyLength: input.historyLength,
       caller: ctx.caller,
       immediate: input.returnImmediately,
+      ...(input.acceptedOutputModes ? { acceptedOutputModes: input.acceptedOutputModes } : {}),
+      ...(stream ? { stream: true as const } : {}),
     }),
   );
   if ("message" in begun) return { input, message: begun.message };
   if (begun.turn) ctx.startTurn(begun.turn);
-  return { input, task: begun.task };
+  return { input, task: begun.task, settledBefore: begun.settledBefore === true, streamSlot: begun.streamSlot };
 }
+
+/**
+ * -32005 for a part whose media type the tenant's card does not take, before
+ * any object is addressed. The platform's own `hitl/response` part, on a
+ * message to a task, answers a request the platform made: every tenant takes it.
+ */
+function assertPartsAccepted(message: MessageJson, ctx: CallContext): void {
+  for (const [index, part] of message.parts.entries()) {
+    if (message.taskId && isHitlResponse(part)) continue;
+    const mediaType = partMediaType(part);
+    if (acceptsMediaType(ctx.inputModes, mediaType)) continue;
+    throw contentTypeNotSupported(
+      `params.message.parts.${index} is ${mediaType}, which tenant ${JSON.stringify(ctx.tenant)} does not accept (its card's defaultInputModes: ${ctx.inputModes.join(", ")})`,
+    );
+  }
+}
+
+const isHitlResponse = (part: PartJson) => part.data !== null && typeof part.data === "object" && (part.data as { type?: unknown }).type === HITL_RESPONSE_TYPE;
 
 /** How often a blocking send asks again after its object reset under it (the new instance reads the task). */
 const WAIT_ATTEMPTS = 3;
@@ -90,17 +115,22 @@ async function held(ctx: CallContext, taskId: string, historyLength: number | un
 }
 
 const sendMessage: Method = async (params, ctx) => {
-  const { input, task, message } = await accept(params, ctx);
+  const { input, task, message, settledBefore } = await accept(params, ctx);
   if (message) return { message };
-  if (input.returnImmediately) return { task };
+  // A repeated or losing answer to a human-in-the-loop request gets the task as it is, at once.
+  if (input.returnImmediately || settledBefore) return { task };
   return { task: await held(ctx, task.id, input.historyLength) };
 };
 
 const sendStreamingMessage: Method = async (params, ctx) => {
-  const { input, task, message } = await accept(params, ctx);
-  // A message answer is the stream's one event.
+  const { input, task, message, settledBefore, streamSlot } = await accept(params, ctx, true);
+  // A message answer is the stream's one event; so is the task of a repeated or losing answer.
   if (message) return EventStream.single({ message });
-  return eventStream(ctx, await ctx.agent().streamTask({ taskId: task.id, historyLength: input.historyLength, purpose: "send" }));
+  if (settledBefore) return EventStream.single({ task });
+  return eventStream(
+    ctx,
+    await ctx.agent().streamTask({ taskId: task.id, historyLength: input.historyLength, purpose: "send", ...(streamSlot ? { slot: streamSlot } : {}) }),
+  );
 };
 
 const subscribeToTask: Method = async (params, ctx) => {

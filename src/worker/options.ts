@@ -24,6 +24,14 @@ export interface TenantConfig<Env> {
   manifest: AgentManifest;
   /** The namespace of the tenant's agent class; the edge picks one instance per verified caller. */
   agent: (env: Env) => AgentNamespace;
+  /**
+   * Whether this deployment serves the tenant under `env`, asked on every
+   * request; absent means always. A tenant it says no to is unknown at the
+   * edge's known-tenant step (-32602, HTTP 404) and is not named among the
+   * tenants served. The reference `conformance` tenant is served only with
+   * `CONFORMANCE=1` (docs/conformance.md).
+   */
+  enabled?: (env: Env) => boolean;
 }
 
 export interface A2AWorkerOptions<Env> {

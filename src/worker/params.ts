@@ -1,6 +1,7 @@
 import { Message, Role } from "@a2a-js/sdk";
 import { z } from "zod";
 import { invalidParams } from "../a2a/errors.js";
+import { essenceOf, isBase64 } from "../a2a/parts.js";
 import { parseStateName } from "../a2a/task-state.js";
 import type { MessageJson, TaskListQuery } from "../boundary/index.js";
 
@@ -116,11 +117,17 @@ const part = z
     text: z.string().optional(),
     data: z.unknown().optional(),
     url: z.string().optional(),
-    raw: z.string().optional(),
+    // Bytes in proto3 JSON; checked here because the SDK's decoder skips what is not base64 instead of refusing it.
+    raw: z.string().refine(isBase64, "must be base64").optional(),
+    mediaType: z.string().optional(),
+    filename: z.string().optional(),
   })
   .refine((p) => ["text", "data", "url", "raw"].filter((k) => k in p).length === 1, {
     message: "a part carries exactly one of text, data, url or raw",
   });
+
+/** A media range a client names (`type/subtype`, `type/*`, `*\/*`), parameters allowed. */
+const mediaRange = z.string().refine((m) => essenceOf(m) !== undefined, "must be a media type such as text/plain or image/*");
 
 const sendMessageParams = z.object({
   message: z.object({
@@ -135,6 +142,7 @@ const sendMessageParams = z.object({
       taskPushNotificationConfig: z.unknown().optional(),
       historyLength,
       returnImmediately: z.boolean().optional(),
+      acceptedOutputModes: z.array(mediaRange).optional(),
     })
     .optional(),
 });
@@ -148,6 +156,8 @@ export interface SendMessageInput {
   historyLength?: number;
   /** `configuration.returnImmediately`: reply with the submitted task at once instead of holding the call. */
   returnImmediately: boolean;
+  /** `configuration.acceptedOutputModes`; absent (or empty): the client takes every part. */
+  acceptedOutputModes?: string[];
 }
 
 export function parseSendMessage(params: Record<string, unknown>): SendMessageInput {
@@ -167,6 +177,7 @@ export function parseSendMessage(params: Record<string, unknown>): SendMessageIn
     ...(pushConfig === undefined ? {} : { pushConfig }),
     historyLength: p.configuration?.historyLength,
     returnImmediately: p.configuration?.returnImmediately === true,
+    ...(p.configuration?.acceptedOutputModes?.length ? { acceptedOutputModes: p.configuration.acceptedOutputModes } : {}),
   };
 }
 

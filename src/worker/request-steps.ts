@@ -6,7 +6,7 @@ import { contentTypeNotSupported, invalidParams, invalidRequest, versionNotSuppo
 import { parseJsonRpc } from "../a2a/jsonrpc.js";
 import { isJsonMediaType } from "../a2a/wire.js";
 import type { EdgeHono } from "./context.js";
-import type { EdgeEnv } from "./options.js";
+import type { EdgeEnv, TenantConfig } from "./options.js";
 
 // The steps of docs/protocol.md "The edge, in order" between the token and
 // the method, each refusing before the next runs. A refusal that names its
@@ -62,12 +62,18 @@ export const envelopeStep = <Env extends EdgeEnv>() =>
     await next();
   });
 
-/** Step 8: a tenant this deployment serves, or -32602 with 404; still no Durable Object addressed. */
-export const knownTenantStep = <Env extends EdgeEnv>(tenants: readonly string[]) =>
+/**
+ * Step 8: a tenant this deployment serves, or -32602 with 404; still no
+ * Durable Object addressed. Which tenants are served is decided per request
+ * from the Worker's env (`TenantConfig.enabled`), so a tenant switched off by
+ * a variable is unknown here and never named in the refusal.
+ */
+export const knownTenantStep = <Env extends EdgeEnv>(tenants: Readonly<Record<string, Pick<TenantConfig<Env>, "enabled">>>) =>
   createMiddleware<EdgeHono<Env>>(async (c, next) => {
     const tenant = c.get("caller").tenant;
-    if (!tenants.includes(tenant)) {
-      throw refusal(404, invalidParams(`Unknown tenant ${JSON.stringify(tenant)}: this deployment serves ${tenants.join(", ")}`));
+    const served = Object.keys(tenants).filter((name) => tenants[name]!.enabled?.(c.env) ?? true);
+    if (!served.includes(tenant)) {
+      throw refusal(404, invalidParams(`Unknown tenant ${JSON.stringify(tenant)}: this deployment serves ${served.join(", ") || "no tenant"}`));
     }
     await next();
   });

@@ -42,6 +42,12 @@ const markerPolicy: AgentPolicy = {
     expired: mark("expired"),
     timedOut: mark("timed-out"),
   },
+  // The facts after each marker let a spec see what core handed the words.
+  parts: {
+    data: (part) => `${mark("data")}${JSON.stringify(part)}`,
+    file: (file) => `${mark("file")}${JSON.stringify(file)}`,
+    withheld: (part) => `${mark("withheld")}${JSON.stringify(part)}`,
+  },
   rounds: {
     contract: mark("contract"),
     lastRoundNote: mark("last-round"),
@@ -76,6 +82,43 @@ const holding = definePlugin({
               heldTool.release = () => (heldTool.finished++, resolve({ held: "released" }));
               abortSignal?.addEventListener("abort", () => (heldTool.aborted++, reject(abortSignal.reason)), { once: true });
             }),
+        }),
+      },
+    }),
+  },
+});
+
+/** A 1×1 PNG, the file the `make_file` tool returns. */
+export const PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+/** How often the artifact tools really ran (a replayed call does not run): the test pool runs the objects in the specs' isolate. */
+export const artifactTools = { runs: 0 };
+
+/** Tools that add artifacts to their task: one a data artifact, one a file (a PNG, or a Markdown text). */
+const artifacts = definePlugin({
+  key: "artifacts",
+  toolFamilies: {
+    artifacts: (context) => ({
+      tools: {
+        make_data: tool({
+          description: mark("make-data"),
+          inputSchema: z.object({ n: z.number() }),
+          execute: async ({ n }) => {
+            artifactTools.runs++;
+            return context.addArtifact({ name: "figures", description: mark("figures"), parts: [{ data: { n, squared: n * n } }] });
+          },
+        }),
+        make_file: tool({
+          description: mark("make-file"),
+          inputSchema: z.object({ kind: z.enum(["png", "markdown"]) }),
+          execute: async ({ kind }) => {
+            artifactTools.runs++;
+            const part =
+              kind === "png"
+                ? { raw: PNG_BASE64, mediaType: "image/png", filename: "dot.png" }
+                : { raw: btoa("# Report\nAll good."), mediaType: "text/markdown", filename: "report.md" };
+            return context.addArtifact({ name: kind === "png" ? "chart" : "report", parts: [part] });
+          },
         }),
       },
     }),
@@ -131,10 +174,15 @@ const MARKER_CONFIG: AgentConfigInput = { rounds: { maxRounds: 2 }, workspace: {
 export class MarkerAgent extends DynamicAgent<Cloudflare.Env> {
   /** Finished tasks go at the first sweep (their messageIds stay): retention, observable without a clock. Two streams at most. */
   protected override agentConfig(): AgentConfigInput {
-    return { retention: { finishedTaskDays: 0, messageIdDays: 30 }, limits: { maxOpenStreams: 2 } };
+    return {
+      retention: { finishedTaskDays: 0, messageIdDays: 30 },
+      limits: { maxOpenStreams: 2 },
+      // Small caps, so the specs of parts reach them (test/parts.spec.ts).
+      parts: { fetchAllowlist: ["https://files.test"], maxFetchBytes: 64, maxInlineFileBytes: 1024, modelFileTypes: ["image/*"] },
+    };
   }
   protected override agentPlugins(): AgentPlugin[] {
-    return [gate, holding];
+    return [gate, holding, artifacts];
   }
   /** A send saying `#message` is answered with a message, no task: each reply a fresh id, so a retry shows it is the recorded one. */
   protected override directReply(message: MessageJson): MessageJson | undefined {
@@ -202,6 +250,9 @@ const markerManifest = (name: string) => ({
   description: `The specs' ${name} agent.`,
   version: "0.0.0",
   skills: [{ id: "mark", name: "Mark", description: "Answers in markers.", tags: ["test"] }],
+  // PDFs are taken but not given to the model (its modelFileTypes are images): it is told of them.
+  defaultInputModes: ["text/plain", "application/json", "text/*", "image/*", "application/pdf"],
+  defaultOutputModes: ["text/plain", "application/json", "text/markdown", "image/png"],
 });
 
 /** The test agents as tenants of an edge a spec builds with `createA2AWorker`. */

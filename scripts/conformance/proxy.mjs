@@ -1,0 +1,302 @@
+// The conformance proxy: lets the public A2A conformance suite, which speaks
+// plain A2A (no gatekeeper token, no tenant, no push config, the same
+// message ids again and again), run against a deployment of this platform
+// (docs/conformance.md). On loopback it plays a gatekeeper:
+//
+//   - it has an Ed25519 key of its own for the run and serves the public half
+//     at exactly <its origin>/.well-known/jwks.json, so its origin can be
+//     listed in the deployment's GATEKEEPER_ORIGINS;
+//   - it mints a token for every call (the project's one minter), with the
+//     tenant claim `conformance` and one identity for the run;
+//   - it serves the conformance tenant's card at its own well-known URL, its
+//     interface pointing at itself, re-signed with its own key;
+//   - it forwards each JSON-RPC call with `params.tenant` set, every sent
+//     message's id made unique (its prefix, which picks the scenario, kept)
+//     and, on a send without one, a push config pointing at itself, where it
+//     takes pushes and logs them;
+//   - it relays replies, server-sent event streams included, unchanged, and
+//     forwards a body it cannot read as a JSON-RPC request unchanged, so the
+//     edge's own refusals (-32005, -32700, -32600, -32009) reach the suite.
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { createServer } from "node:http";
+import { FlattenedSign, exportJWK, generateKeyPair } from "jose";
+import { jcs } from "../../src/a2a/jcs.ts";
+import { A2A_PATH, CARD_PATH, JWKS_PATH, endpointOf, isJsonMediaType, jwksUrlOf } from "../../src/a2a/wire.ts";
+import { makeGatekeeperToken } from "../../src/testing/gatekeeper-token.ts";
+import { rpcCall } from "../../src/testing/rpc-client.ts";
+import { closeServer, listen, sendJson } from "../dev/http.mjs";
+
+/** Where the proxy takes pushes: the `url` of every push config it adds. */
+const NOTIFY_PATH = "/a2a/notifications";
+/** The tenant the suite is run against (reference/tenants.ts, served with CONFORMANCE=1). */
+export const CONFORMANCE_TENANT = "conformance";
+/** A body larger than the edge takes (2 MiB) is still forwarded, for the edge to refuse; this is the proxy's own bound. */
+const MAX_BODY = 16 * 1024 * 1024;
+/** The pushes kept for `pushes` (and a test to read). */
+const PUSHES_KEPT = 1000;
+/** The methods that send a message: their message id is made unique, and they get a push config. */
+const SENDS = new Set(["SendMessage", "SendStreamingMessage"]);
+/** Request headers that travel to the deployment as the client sent them. */
+const FORWARDED = ["content-type", "a2a-version", "a2a-extensions", "accept", "last-event-id"];
+/** Response headers that belong to one hop (the proxy's own connection sets them). */
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"]);
+
+/**
+ * Starts the proxy on 127.0.0.1:`port` (0 for any free port), forwarding to
+ * the deployment at `upstream` (its origin; the token's audience is
+ * `<upstream>/a2a`).
+ * @param {{ upstream: string, port?: number, log?: (line: string) => void }} options
+ */
+export async function startConformanceProxy({ upstream, port = 0, log = () => {} }) {
+  const upstreamOrigin = new URL(upstream).origin;
+  const endpoint = endpointOf(upstreamOrigin);
+  const { privateKey, publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
+  const kid = `conformance-proxy-${randomBytes(4).toString("hex")}`;
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: "EdDSA", use: "sig" };
+  const key = { kid, privateKey };
+  // One caller for the run: its tasks are in one object, apart from any other run's.
+  const identity = { key: `a2a-tck-${randomUUID()}`, name: "A2A conformance suite (via npm run conformance-proxy)", kind: "agent" };
+  // The notification token of every push config the proxy adds: a push carrying it came from a config it made.
+  const notificationToken = randomBytes(16).toString("hex");
+  /** @type {Array<{ at: string, kind: string, taskId?: string, state?: string, seq?: string, tokenMatches: boolean }>} */
+  const pushes = [];
+
+  const startedAt = new Date(Math.floor(Date.now() / 1000) * 1000).toUTCString();
+  const server = createServer((req, res) => {
+    route(req, res).catch((error) => {
+      log(`! ${req.method} ${req.url}: ${error.message}`);
+      if (!res.headersSent) sendJson(res, 502, { error: "bad_gateway", error_description: error.message });
+      else res.destroy();
+    });
+  });
+  const bound = await listen(server, port, "the conformance proxy", "choose another with --port");
+  const origin = `http://127.0.0.1:${bound}`;
+  const pushUrl = `${origin}${NOTIFY_PATH}`;
+
+  // A `jti` of its own makes each call's token a distinct one even within the same second.
+  const token = () => makeGatekeeperToken({ key, gatekeeper: origin, endpoint, tenant: CONFORMANCE_TENANT, identity, claims: { jti: randomUUID() } });
+
+  /** @param {import("node:http").IncomingMessage} req @param {import("node:http").ServerResponse} res */
+  async function route(req, res) {
+    const path = new URL(req.url ?? "/", origin).pathname;
+    if (path === JWKS_PATH && req.method === "GET") return sendJson(res, 200, { keys: [publicJwk] }, { "Cache-Control": "max-age=60" });
+    if (path === CARD_PATH && req.method === "GET") return serveCard(req, res);
+    if (path === NOTIFY_PATH && req.method === "POST") return takePush(req, res);
+    if (path === A2A_PATH && req.method === "POST") return forward(req, res);
+    return sendJson(res, 404, { error: "not_found", error_description: `No route for ${req.method} ${path}` });
+  }
+
+  /**
+   * The card with the validators the deployment's own card route has
+   * (docs/protocol.md "Wire": a strong ETag that is a hash of the body, and
+   * Last-Modified): the deployment's, since the card changes when it does.
+   * A matching If-None-Match, or else a If-Modified-Since not before it, is 304.
+   */
+  async function serveCard(req, res) {
+    const [body, lastModified] = await Promise.all([card(), upstreamLastModified()]);
+    const text = JSON.stringify(body);
+    const etag = `"${createHash("sha256").update(text).digest("hex").slice(0, 32)}"`;
+    const validators = { ETag: etag, "Last-Modified": lastModified, "Cache-Control": "public, max-age=300" };
+    if (notModified(req, etag, lastModified)) {
+      res.writeHead(304, validators);
+      return res.end();
+    }
+    res.writeHead(200, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), ...validators });
+    res.end(text);
+  }
+
+  /** The deployment's stub card's Last-Modified (its version's upload time), or the proxy's start when it has none. */
+  async function upstreamLastModified() {
+    try {
+      const reply = await fetch(`${upstreamOrigin}${CARD_PATH}`, { redirect: "manual" });
+      await reply.arrayBuffer();
+      const value = reply.headers.get("last-modified");
+      if (value && Number.isFinite(Date.parse(value))) return value;
+    } catch {
+      // The card call reports an unreachable deployment; the date is not worth a second error.
+    }
+    return startedAt;
+  }
+
+  /** The conformance tenant's card, asked of the deployment and rewritten to name this proxy. */
+  async function card() {
+    const answer = await rpcCall(endpoint, "GetExtendedAgentCard", {}, { tenant: CONFORMANCE_TENANT, token: await token() });
+    const upstreamCard = answer.reply?.result;
+    if (!upstreamCard || typeof upstreamCard !== "object") {
+      throw new Error(
+        `the deployment at ${upstreamOrigin} did not give the conformance tenant's card (HTTP ${answer.status}: ${answer.text.slice(0, 300)}); ` +
+          `is it running with CONFORMANCE=1, and is ${origin} in its GATEKEEPER_ORIGINS?`,
+      );
+    }
+    return rewriteCard(upstreamCard);
+  }
+
+  /**
+   * The card as the proxy serves it: every interface at the proxy's endpoint
+   * (tenant kept), no security scheme (the proxy asks its client for no
+   * credentials: it supplies them), and signed again by the proxy, since the
+   * deployment's signature covers the URLs it replaced.
+   */
+  async function rewriteCard(upstreamCard) {
+    const { signatures: _signatures, securitySchemes: _schemes, securityRequirements: _requirements, ...rest } = upstreamCard;
+    const card = {
+      ...rest,
+      supportedInterfaces: (rest.supportedInterfaces ?? []).map((i) => ({ ...i, url: endpointOf(origin) })),
+    };
+    // The deployment's cards are their own proto-JSON image with no empty field (docs/protocol.md
+    // "Card signatures"), and the rewrite keeps them so: plain JCS is their canonical form.
+    const header = { alg: "EdDSA", typ: "JOSE", kid, jku: jwksUrlOf(origin) };
+    const jws = await new FlattenedSign(new TextEncoder().encode(jcs(card))).setProtectedHeader(header).sign(privateKey);
+    return { ...card, signatures: [{ protected: jws.protected, signature: jws.signature }] };
+  }
+
+  /** A push from the deployment: taken (200) and logged; the proxy is a sink, it does not check the callback token. */
+  async function takePush(req, res) {
+    const raw = await readRaw(req);
+    let body;
+    try {
+      body = JSON.parse(raw?.toString("utf8") ?? "");
+    } catch {
+      body = {};
+    }
+    const task = body.task ?? body.statusUpdate;
+    const entry = {
+      at: new Date().toISOString(),
+      kind: body.task ? "task" : body.statusUpdate ? "statusUpdate" : "other",
+      taskId: body.task?.id ?? body.statusUpdate?.taskId,
+      state: task?.status?.state,
+      seq: header(req, "x-dynamicagents-event-seq"),
+      tokenMatches: header(req, "x-a2a-notification-token") === notificationToken,
+    };
+    pushes.push(entry);
+    if (pushes.length > PUSHES_KEPT) pushes.shift();
+    log(`  push ${entry.kind} ${entry.taskId ?? "?"} ${entry.state ?? ""} (seq ${entry.seq ?? "?"})`);
+    sendJson(res, 200, { ok: true });
+  }
+
+  /** One JSON-RPC call: rewritten if it can be read as one, else as it came; the reply relayed as it comes. */
+  async function forward(req, res) {
+    const raw = await readRaw(req);
+    if (raw === undefined) {
+      return sendJson(
+        res,
+        413,
+        { jsonrpc: "2.0", id: null, error: { code: -32600, message: `Request body exceeds ${MAX_BODY} bytes` } },
+        { Connection: "close" },
+      );
+    }
+    const rewritten = rewriteCall(req, raw);
+    const headers = { authorization: `Bearer ${await token()}` };
+    for (const name of FORWARDED) {
+      const value = header(req, name);
+      if (value !== undefined) headers[name] = value;
+    }
+    const abort = new AbortController();
+    // A client that hangs up (a stream it is done with) hangs up upstream too, so the deployment frees the stream.
+    res.on("close", () => abort.abort());
+    const upstreamReply = await fetch(endpoint, { method: "POST", headers, body: rewritten?.body ?? raw, signal: abort.signal, redirect: "manual" });
+    log(`→ ${rewritten?.method ?? "(unread body)"}${rewritten?.messageId ? ` ${rewritten.messageId}` : ""} → HTTP ${upstreamReply.status}`);
+    const replyHeaders = {};
+    for (const [name, value] of upstreamReply.headers) if (!HOP_BY_HOP.has(name)) replyHeaders[name] = value;
+    if (rewritten?.method === "GetExtendedAgentCard" && isJsonMediaType(upstreamReply.headers.get("content-type"))) {
+      // The extended card is the one the proxy serves: the same interface, the same signature.
+      const reply = JSON.parse(await upstreamReply.text());
+      if (reply?.result && typeof reply.result === "object") reply.result = await rewriteCard(reply.result);
+      return sendJson(res, upstreamReply.status, reply, replyHeaders);
+    }
+    res.writeHead(upstreamReply.status, replyHeaders);
+    if (!upstreamReply.body) return res.end();
+    try {
+      for await (const chunk of upstreamReply.body) res.write(chunk);
+      res.end();
+    } catch (error) {
+      // The client went away (the abort above), or the deployment did mid-stream: nothing more to relay.
+      if (!abort.signal.aborted) log(`! stream of ${rewritten?.method ?? "a call"} broke off: ${error.message}`);
+      res.destroy();
+    }
+  }
+
+  /**
+   * The call with what the platform needs and the suite does not send, or
+   * undefined for a body that is not one JSON-RPC request object with object
+   * (or no) params, in a JSON content type: that one goes as it came.
+   */
+  function rewriteCall(req, raw) {
+    if (!isJsonMediaType(header(req, "content-type"))) return undefined;
+    let call;
+    try {
+      call = JSON.parse(raw.toString("utf8"));
+    } catch {
+      return undefined;
+    }
+    if (!isObject(call) || (call.params !== undefined && !isObject(call.params))) return undefined;
+    const method = typeof call.method === "string" ? call.method : undefined;
+    const params = { ...call.params, tenant: CONFORMANCE_TENANT };
+    let messageId;
+    if (method && SENDS.has(method)) {
+      // A fresh id per send, its prefix (the scenario) kept: the suite sends the same id in many tests and runs,
+      // and the platform treats a repeated messageId as a retry of the first send.
+      if (isObject(params.message) && typeof params.message.messageId === "string") {
+        messageId = `${params.message.messageId}-${randomUUID()}`;
+        params.message = { ...params.message, messageId };
+      }
+      if (params.configuration === undefined || isObject(params.configuration)) {
+        const configuration = params.configuration ?? {};
+        if (configuration.taskPushNotificationConfig === undefined) {
+          params.configuration = { ...configuration, taskPushNotificationConfig: { url: pushUrl, token: notificationToken } };
+        }
+      }
+    }
+    return { method, messageId, body: JSON.stringify({ ...call, params }) };
+  }
+
+  return {
+    origin,
+    /** The deployment's endpoint the proxy forwards to. */
+    endpoint,
+    jwksUrl: jwksUrlOf(origin),
+    pushUrl,
+    kid,
+    /** The identity every token of this run names. */
+    identity,
+    notificationToken,
+    /** The pushes taken so far (the last {@link PUSHES_KEPT}). */
+    pushes,
+    close: () => closeServer(server),
+  };
+}
+
+/** RFC 9110 §13.1: If-None-Match decides when present (weak comparison); otherwise If-Modified-Since. */
+function notModified(req, etag, lastModified) {
+  const ifNoneMatch = header(req, "if-none-match");
+  if (ifNoneMatch !== undefined) {
+    const tags = ifNoneMatch.split(",").map((t) => t.trim().replace(/^W\//, ""));
+    return tags.includes("*") || tags.includes(etag);
+  }
+  const since = Date.parse(header(req, "if-modified-since") ?? "");
+  return Number.isFinite(since) && Date.parse(lastModified) <= since;
+}
+
+const isObject = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** A request header as one string (Node joins repeated ones), or undefined. */
+function header(req, name) {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+/**
+ * The request body as the bytes that came, or undefined past {@link MAX_BODY}.
+ * @param {import("node:http").IncomingMessage} req
+ * @returns {Promise<Buffer | undefined>}
+ */
+async function readRaw(req) {
+  const chunks = [];
+  let size = 0;
+  // Read to the end either way (the reply needs the connection), keeping nothing past the bound.
+  for await (const chunk of req) {
+    size += chunk.length;
+    if (size <= MAX_BODY) chunks.push(chunk);
+  }
+  return size > MAX_BODY ? undefined : Buffer.concat(chunks);
+}
