@@ -1,10 +1,12 @@
 // The chat of `npm start`: each line is a turn to the current tenant, through
-// the dev gatekeeper; the answer is the verified push. Each tenant has one
-// conversation (its turns carry the contextId of the one before) until /new.
+// the dev gatekeeper. The answer is shown as the agent writes it (the turn's
+// stream), then the reply of record, the verified push, on its own line. Each
+// tenant has one conversation (its turns carry the contextId of the one
+// before) until /new.
 // A turn that asks for input (an approval, a choice, a question) is shown,
 // and the next line answers it. Also the one-shot mode (`--once "text"`).
 import { clearLine, createInterface, cursorTo } from "node:readline";
-import { RpcFailed, hitlRequestOf, messageText, replyText, stateLabel } from "./session.mjs";
+import { RpcFailed, hitlRequestOf, isReply, messageText, replyText, stateLabel } from "./session.mjs";
 import { printable } from "./terminal.mjs";
 
 const HELP = [
@@ -29,6 +31,7 @@ const short = (id) => String(id).slice(0, 8);
  * @typedef {ReturnType<typeof import("./session.mjs").createSession>} Session
  * @typedef {import("./session.mjs").HitlRequest} HitlRequest
  * @typedef {import("./session.mjs").HitlAnswer} HitlAnswer
+ * @typedef {import("./session.mjs").AnswerChunk} AnswerChunk
  * @typedef {Pick<Session, "send" | "getTask">} OnceSession
  * @typedef {Pick<Session, "send" | "answer" | "listTasks" | "cancel" | "onOtherPush"> & { gatekeeperEvents?: import("node:events").EventEmitter }} ChatSession
  */
@@ -85,15 +88,54 @@ function optionNamed(options, text) {
 }
 
 /**
+ * The answer as it is written: `<tenant> ▹ ` and the chunks on one line, run
+ * on until the last chunk; a chunk that starts the answer over (a retried
+ * step, another round) starts a new line. `write` prints as it is; `begin`
+ * runs before a new line starts, `end` after one ended.
+ * @param {{ write: (text: string) => void, begin?: () => void, end?: () => void }} sink
+ */
+function answerPrinter({ write, begin = () => {}, end = () => {} }) {
+  let open = false;
+  /** Ends the line being streamed, if one is: before anything else is printed. */
+  const breakLine = () => {
+    if (!open) return;
+    open = false;
+    write("\n");
+    end();
+  };
+  return {
+    get open() {
+      return open;
+    },
+    breakLine,
+    /** @param {string} tenant @param {AnswerChunk} chunk */
+    chunk(tenant, chunk) {
+      if (open && !chunk.append) breakLine();
+      if (!open) {
+        begin();
+        write(`${tenant} ▹ `);
+        open = true;
+      }
+      write(printable(chunk.text));
+      if (chunk.lastChunk) breakLine();
+    },
+  };
+}
+
+/**
  * One turn, then done: prints the reply on stdout and resolves to the exit
  * code (0 only for a completed task; {@link NEEDS_INPUT_EXIT} when the turn
  * asks for input, printed on stderr: --once has no one to answer it).
- * Progress goes to stderr. Everything printed passes through
+ * Progress, the answer as it is written included, goes to stderr. Everything printed passes through
  * {@link printable}: most of it comes from the agent.
  * @param {{ session: OnceSession, tenant: string, text: string, timeoutMs: number, stdout?: NodeJS.WritableStream, stderr?: NodeJS.WritableStream }} options
  */
 export async function runOnce({ session, tenant, text, timeoutMs, stdout = process.stdout, stderr = process.stderr }) {
-  const note = (line) => stderr.write(`${printable(line)}\n`);
+  const streamed = answerPrinter({ write: (t) => stderr.write(t) });
+  const note = (line) => {
+    streamed.breakLine();
+    stderr.write(`${printable(line)}\n`);
+  };
   let turn;
   try {
     turn = await session.send(tenant, text);
@@ -101,8 +143,9 @@ export async function runOnce({ session, tenant, text, timeoutMs, stdout = proce
     note(`${tenant}: the turn was not accepted: ${error.message}`);
     return 1;
   }
-  note(`${tenant}: working… (task ${turn.taskId}; the reply arrives as a signed push)`);
+  if (turn.taskId) note(`${tenant}: working… (task ${turn.taskId}; the answer streams here, the reply arrives as a signed push)`);
   turn.onStatus((status, state) => note(`  · ${status || stateLabel(state)}`));
+  turn.onChunk((chunk) => streamed.chunk(tenant, chunk));
   const needsInput = (request) => {
     note(describeRequest(request, tenant));
     note(`${tenant}: task ${turn.taskId} is waiting for your answer, which --once cannot give: answer it in the chat (npm start without --once).`);
@@ -116,7 +159,8 @@ export async function runOnce({ session, tenant, text, timeoutMs, stdout = proce
       if (!stop) return await afterTimeout(session, { tenant, turn, timeoutMs, note, needsInput });
       if (stop.kind === "expired") continue;
       if (stop.kind === "input") return needsInput(stop.request);
-      if (stop.end.state === "TASK_STATE_COMPLETED") {
+      if (isReply(stop.end)) {
+        streamed.breakLine();
         stdout.write(`${printable(stop.end.text)}\n`);
         return 0;
       }
@@ -176,10 +220,24 @@ export function runChat({ session, tenant: initialTenant, tenants, input = proce
     const seconds = Math.floor((Date.now() - running.startedAt) / 1000);
     return `${tenant} [${running.turn.tenant === tenant ? "" : `${running.turn.tenant} `}working ${seconds}s]> `;
   };
+  // The answer being written goes out as it comes, without a prompt after it until its line ends.
+  const streamed = answerPrinter({
+    write: (text) => {
+      if (!closed) output.write(text);
+    },
+    begin: () => {
+      if (!tty) return;
+      clearLine(output, 0);
+      cursorTo(output, 0);
+    },
+    end: () => {
+      if (tty && !closed) rl.prompt(true);
+    },
+  });
   const refreshPrompt = () => {
     if (closed) return;
     rl.setPrompt(promptText());
-    if (tty) rl.prompt(true);
+    if (tty && !streamed.open) rl.prompt(true);
   };
   /**
    * Prints above the prompt without mangling what the user is typing. The one
@@ -187,6 +245,7 @@ export function runChat({ session, tenant: initialTenant, tenants, input = proce
    */
   const say = (raw) => {
     if (closed) return;
+    streamed.breakLine();
     const text = printable(raw);
     if (tty) {
       clearLine(output, 0);
@@ -219,8 +278,11 @@ export function runChat({ session, tenant: initialTenant, tenants, input = proce
       say(`  conversation ${short(turn.contextId)} with ${turn.tenant} (/new starts another)`);
     }
     running = { turn, startedAt: Date.now() };
-    say(`  … working (task ${short(turn.taskId)}); the reply arrives as a signed push`);
+    if (turn.taskId) say(`  … working (task ${short(turn.taskId)}); the answer streams as it is written, the reply arrives as a signed push`);
     turn.onStatus((status, state) => say(`  · ${status || stateLabel(state)}`));
+    turn.onChunk((chunk) => {
+      if (running?.turn === turn) streamed.chunk(turn.tenant, chunk);
+    });
     if (tty) ticker = setInterval(refreshPrompt, 1000);
     refreshPrompt();
     const stop = stopped.promise;
@@ -245,7 +307,7 @@ export function runChat({ session, tenant: initialTenant, tenants, input = proce
         clearInterval(ticker);
         running = undefined;
         const { end } = stop;
-        if (end.state === "TASK_STATE_COMPLETED") say(`${turn.tenant} ▸ ${end.text}`);
+        if (isReply(end)) say(`${turn.tenant} ▸ ${end.text}`);
         else say(`${turn.tenant} ✗ ${stateLabel(end.state)}${end.text ? `: ${end.text}` : ""}`);
       }
       refreshPrompt();

@@ -1,17 +1,47 @@
 // One person talking to a registered agent through the dev gatekeeper: every
-// call carries a freshly minted token for the tenant it names, every
-// SendMessage carries a push config pointing back at the gatekeeper with a
-// notification token of its own, and answers arrive only as verified pushes.
-// A turn that asks its human (`TASK_STATE_INPUT_REQUIRED`) stops with the
-// request; the answer goes to the same task, and the turn goes on to its end.
+// call carries a freshly minted token for the tenant it names. A turn is a
+// SendStreamingMessage whose push config points back at the gatekeeper with a
+// notification token of its own: the stream shows the answer as it is
+// written (artifact chunks) and the progress, and the verified push of the
+// task's end is the reply of record (pushes are at least once; a stream is
+// gone when its connection is). A turn that asks its human
+// (`TASK_STATE_INPUT_REQUIRED`) stops with the request, from the stream or
+// its push, whichever comes first; the answer goes to the same task, and a
+// SubscribeToTask picks the stream up again from the last event seen
+// (`Last-Event-ID`), so the rest of the answer streams too.
 import { randomUUID } from "node:crypto";
 import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE, HITL_TIMEOUT_TYPE, TERMINAL_STATE_NAMES } from "../../src/a2a/wire.ts";
+import { openRpcStream, rpcBody } from "../../src/testing/rpc-client.ts";
 import { jsonRpc } from "./gatekeeper.mjs";
 
 const INPUT_REQUIRED = "TASK_STATE_INPUT_REQUIRED";
 
+/** States a stream closes at with the turn not over: the task waits for its caller. */
+const INTERRUPTED = new Set([INPUT_REQUIRED, "TASK_STATE_AUTH_REQUIRED"]);
+
 /** States in which a turn waits no longer: terminal, or interrupted for the caller. */
-const ENDS_TURN = new Set([...TERMINAL_STATE_NAMES, "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"]);
+const ENDS_TURN = new Set([...TERMINAL_STATE_NAMES, ...INTERRUPTED]);
+
+/** The `state` of a turn the agent answered with a message instead of a task (there is no task, and no push). */
+export const MESSAGE_REPLY = "message";
+
+/** How long opening a stream may take before its first event (the task as it is). */
+const OPEN_TIMEOUT_MS = 15_000;
+
+/**
+ * How often a stream cut short (broken, or closed with the task neither
+ * terminal nor waiting: its object was reset, say) is picked up again before
+ * only the pushes are left, and the wait before the first try (doubled each time).
+ */
+const REOPEN_LIMIT = 3;
+const REOPEN_DELAY_MS = 500;
+
+/**
+ * How long the verified end of a turn waits for its stream to deliver what
+ * it still carries (the last chunks, then the terminal status, which closes
+ * it): the push and the stream race, and the answer reads better whole.
+ */
+const STREAM_GRACE_MS = 2_000;
 
 export class RpcFailed extends Error {
   name = "RpcFailed";
@@ -22,7 +52,9 @@ export class RpcFailed extends Error {
 }
 
 /**
- * @typedef {{ state: string, text: string, task: Record<string, any> }} TurnEnd
+ * @typedef {{ state: string, text: string, task: Record<string, any> | undefined }} TurnEnd
+ *   how a turn ended: its task's final state and reply, or {@link MESSAGE_REPLY} and the message's text (no task)
+ * @typedef {{ text: string, append: boolean, lastChunk: boolean }} AnswerChunk  a piece of the answer as the agent writes it
  * @typedef {{ id: string, label: string }} HitlOption
  * @typedef {{ requestId?: string, requestKind: "approval" | "choice" | "question", prompt: string, options: HitlOption[], allowFreeform: boolean, expiresAt?: string }} HitlRequest
  * @typedef {{ kind: "input", request: HitlRequest } | { kind: "expired", requestId: string } | { kind: "end", end: TurnEnd }} TurnStop
@@ -32,14 +64,19 @@ export class RpcFailed extends Error {
  *   done: Promise<TurnEnd>,
  *   nextStop: () => Promise<TurnStop>,
  *   onStatus: (listener: (text: string, state: string) => void) => void,
+ *   onChunk: (listener: (chunk: AnswerChunk) => void) => void,
  * }} Turn
+ *   `onStatus` and `onChunk` also hand a listener what came before it was added
  * @typedef {{ text?: string, optionId?: string }} HitlAnswer  what the person answered: an option id, text, or both
  */
 
+/** Whether a turn's end is a reply: a completed task, or a message. */
+export const isReply = (/** @type {TurnEnd} */ end) => end.state === "TASK_STATE_COMPLETED" || end.state === MESSAGE_REPLY;
+
 /**
  * Stops in arrival order, each taken once by `next()`; after the end, `next()`
- * answers the end again. A request already seen (a retried push, a GetTask
- * after the push) is not queued twice.
+ * answers the end again. A request already seen (the stream's and the push's,
+ * a retried push, a GetTask after the push) is not queued twice.
  */
 function stopQueue() {
   /** @type {TurnStop[]} */
@@ -52,8 +89,8 @@ function stopQueue() {
   /** @param {TurnStop} stop */
   const put = (stop) => {
     if (ended) return;
-    if (stop.kind === "input") {
-      const key = stop.request.requestId ?? stop.request.prompt;
+    if (stop.kind === "input" || stop.kind === "expired") {
+      const key = `${stop.kind}\n${stop.kind === "input" ? (stop.request.requestId ?? stop.request.prompt) : stop.requestId}`;
       if (seen.has(key)) return;
       seen.add(key);
     }
@@ -67,19 +104,56 @@ function stopQueue() {
     const stop = queued.shift() ?? ended;
     return stop ? Promise.resolve(stop) : new Promise((resolve) => waiting.push(resolve));
   };
-  return { put, next };
+  return { put, next, isEnded: () => ended !== undefined };
 }
 
 /**
- * @param {{ gatekeeper: any, agent: { origin: string, endpoint: string }, identity: { key: string } }} options
+ * Values handed to every listener, the ones that came before a listener was
+ * added included (a stream's first events can come before the chat listens).
+ * @template T
  */
-export function createSession({ gatekeeper, agent, identity }) {
-  /** Turns of this session by messageId (a push can land before SendMessage's reply does). */
+function replayed() {
+  /** @type {T[]} */
+  const values = [];
+  /** @type {Array<(value: T) => void>} */
+  const listeners = [];
+  return {
+    /** @param {T} value */
+    emit: (value) => {
+      values.push(value);
+      for (const listener of listeners) listener(value);
+    },
+    /** @param {(value: T) => void} listener */
+    on: (listener) => {
+      listeners.push(listener);
+      for (const value of values) listener(value);
+    },
+  };
+}
+
+/** The same status seen twice (on the stream and as a push, or a retried push) is one status. */
+const statusKey = (status) => `${status?.state}\n${status?.timestamp ?? ""}\n${status?.message?.messageId ?? ""}`;
+
+/**
+ * @param {{ gatekeeper: any, agent: { origin: string, endpoint: string }, identity: { key: string }, streamGraceMs?: number, streamRetryMs?: number }} options
+ *   `streamGraceMs` and `streamRetryMs`: see {@link STREAM_GRACE_MS} and {@link REOPEN_DELAY_MS}
+ */
+export function createSession({ gatekeeper, agent, identity, streamGraceMs = STREAM_GRACE_MS, streamRetryMs = REOPEN_DELAY_MS }) {
+  /**
+   * Turns of this session by messageId (a push can land before the stream's first event does).
+   * @typedef {{
+   *   tenant: string, taskId?: string, resolve: (end: TurnEnd) => void,
+   *   statuses: ReturnType<typeof replayed<[string, string]>>, chunks: ReturnType<typeof replayed<AnswerChunk>>,
+   *   seenStatuses: Set<string>, stops: ReturnType<typeof stopQueue>,
+   *   state?: string, lastSeq: number, stream?: { close(): Promise<void> },
+   *   following?: Promise<void>, ending?: boolean,
+   * }} TurnEntry
+   * @type {Map<string, TurnEntry>}
+   */
   const turns = new Map();
-  /** The notification token of each turn by messageId: its answers carry it again. */
-  const pushTokens = new Map();
   /** @type {Array<(push: any) => void>} */
   const otherPushListeners = [];
+  let closed = false;
 
   const onPush = (push) => {
     if (push.agent !== agent.origin || push.identityKey !== identity.key) return;
@@ -88,16 +162,30 @@ export function createSession({ gatekeeper, agent, identity }) {
       for (const listener of otherPushListeners) listener(push);
       return;
     }
-    const status = push.kind === "statusUpdate" ? push.body.statusUpdate.status : push.body.task.status;
     if (push.kind === "task") noteTask(push.messageId, push.body.task);
-    else if (push.state === INPUT_REQUIRED) turn.stops.put({ kind: "input", request: hitlRequestOf(status?.message) });
-    else {
-      const expired = hitlTimeoutOf(status?.message);
-      if (expired) turn.stops.put({ kind: "expired", requestId: expired });
-      for (const listener of turn.statusListeners) listener(messageText(status?.message), push.state);
-    }
+    else noteStatus(turn, push.body.statusUpdate?.status, { showBare: true });
   };
   gatekeeper.events.on("push", onPush);
+
+  /**
+   * A status, pushed or streamed: a request for input is a stop, an expiry
+   * is one, anything else not terminal is progress. Terminal ones are left to
+   * the task's push, the reply of record. A bare status (no text) is shown
+   * only when pushed: the stream has one for every change.
+   * @param {TurnEntry} turn
+   */
+  function noteStatus(turn, status, { showBare }) {
+    const state = status?.state;
+    if (state === INPUT_REQUIRED) return turn.stops.put({ kind: "input", request: hitlRequestOf(status?.message) });
+    if (TERMINAL_STATE_NAMES.includes(state)) return;
+    const expired = hitlTimeoutOf(status?.message);
+    if (expired) turn.stops.put({ kind: "expired", requestId: expired });
+    const key = statusKey(status);
+    if (turn.seenStatuses.has(key)) return;
+    turn.seenStatuses.add(key);
+    const text = messageText(status?.message);
+    if (text || showBare) turn.statuses.emit([text, state]);
+  }
 
   /** What a task as pushed or fetched says about its turn: it asks, it ended, or (working) nothing yet. */
   function noteTask(messageId, task) {
@@ -105,33 +193,132 @@ export function createSession({ gatekeeper, agent, identity }) {
     if (!turn) return;
     const state = task?.status?.state;
     if (state === INPUT_REQUIRED) return turn.stops.put({ kind: "input", request: hitlRequestOf(task.status?.message) });
-    if (ENDS_TURN.has(state)) {
+    if (ENDS_TURN.has(state)) return endTurn(messageId, { state, text: replyText(task), task });
+    noteStatus(turn, task?.status, { showBare: true });
+  }
+
+  /** The turn's end, once its stream has said what it still carries (or {@link STREAM_GRACE_MS} passed). */
+  function endTurn(messageId, end) {
+    const turn = turns.get(messageId);
+    if (!turn || turn.ending) return;
+    turn.ending = true;
+    const finish = () => {
+      if (turns.get(messageId) !== turn) return;
       turns.delete(messageId);
-      const end = { state, text: replyText(task), task };
       turn.stops.put({ kind: "end", end });
       turn.resolve(end);
-      return;
-    }
-    for (const listener of turn.statusListeners) listener(messageText(task?.status?.message), state);
+      // What is left of the stream is in the reply now.
+      void turn.stream?.close();
+    };
+    if (!turn.following) return finish();
+    const timer = setTimeout(finish, streamGraceMs);
+    void turn.following.then(() => {
+      clearTimeout(timer);
+      finish();
+    });
+  }
+
+  async function token(tenant) {
+    return gatekeeper.mint({ audience: agent.endpoint, tenant, identity });
   }
 
   async function call(tenant, method, params = {}) {
-    const token = await gatekeeper.mint({ audience: agent.endpoint, tenant, identity });
-    const reply = await jsonRpc(agent.endpoint, token, method, { ...params, tenant });
+    const reply = await jsonRpc(agent.endpoint, await token(tenant), method, { ...params, tenant });
     if (reply.error) throw new RpcFailed(method, reply.error);
     return reply.result;
   }
 
   /**
-   * Sends one turn. Resolves once the agent accepted it (`submitted`); the
-   * answer is `done`, which settles when the verified push of its end lands.
-   * @returns {Promise<Turn>}
+   * Opens a streaming call and reads its first event (the task as it is, or
+   * the agent's message); throws what a refusal says.
+   * @returns {Promise<{ stream: import("../../src/testing/rpc-client.ts").RpcStream, events: AsyncIterator<any>, first: { id: string | undefined, result: any } }>}
    */
+  async function openStream(tenant, method, params, headers = {}) {
+    const stream = await openRpcStream(agent.endpoint, rpcBody(method, { ...params, tenant }), { token: await token(tenant), headers });
+    if (stream.reply?.error) throw new RpcFailed(method, stream.reply.error);
+    if (stream.status === 401) throw new Error(`${method}: the agent refused the gatekeeper's token (HTTP 401)`);
+    if (stream.reply || stream.status !== 200) throw new Error(`${method}: the agent answered HTTP ${stream.status} with no event stream`);
+    const events = stream.events[Symbol.asyncIterator]();
+    let timer;
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${method}: no event within ${OPEN_TIMEOUT_MS / 1000} s`)), OPEN_TIMEOUT_MS);
+    });
+    try {
+      const next = await Promise.race([events.next(), timeout]);
+      if (next.done) throw new Error(`${method}: the stream closed before its first event`);
+      if (next.value.reply.error) throw new RpcFailed(method, next.value.reply.error);
+      return { stream, events, first: { id: next.value.id, result: next.value.reply.result } };
+    } catch (error) {
+      await stream.close();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Reads a turn's stream to its end, and picks it up again while the turn
+   * goes on: after it closed on a request for input (the answer, or the
+   * request's expiry, resumes the turn), and after it was cut short (a few
+   * times). `Last-Event-ID` makes each stream start where the last one stopped.
+   * @param {string} messageId
+   * @param {TurnEntry} turn
+   * @param {Awaited<ReturnType<typeof openStream>>} opened
+   */
+  async function follow(messageId, turn, opened) {
+    let current = opened;
+    for (let cuts = 0; ; ) {
+      turn.stream = current.stream;
+      try {
+        for (;;) {
+          const next = await current.events.next();
+          if (next.done || !turns.has(messageId)) break;
+          noteEvent(turn, next.value, { snapshot: false });
+        }
+      } catch {
+        // Cut: picked up again below.
+      }
+      const over = () => closed || turn.ending || !turns.has(messageId) || TERMINAL_STATE_NAMES.includes(turn.state ?? "");
+      if (over()) return;
+      if (!INTERRUPTED.has(turn.state ?? "")) {
+        // Neither terminal nor waiting: the stream did not close by the rule, it was cut.
+        if (++cuts > REOPEN_LIMIT) return; // the pushes still come
+        await new Promise((resolve) => setTimeout(resolve, streamRetryMs * 2 ** (cuts - 1)));
+        if (over()) return;
+      }
+      try {
+        current = await openStream(turn.tenant, "SubscribeToTask", { id: turn.taskId }, { "Last-Event-ID": String(turn.lastSeq) });
+      } catch {
+        return; // the pushes still come
+      }
+      // The snapshot repeats what the events after Last-Event-ID say; only its state is news.
+      turn.state = current.first.result?.task?.status?.state ?? turn.state;
+    }
+  }
+
+  /** One event of a turn's stream. @param {TurnEntry} turn */
+  function noteEvent(turn, { id, reply }, { snapshot }) {
+    const result = reply?.result ?? {};
+    const seq = Number(id);
+    if (!snapshot && Number.isSafeInteger(seq)) turn.lastSeq = Math.max(turn.lastSeq, seq);
+    if (result.statusUpdate) {
+      turn.state = result.statusUpdate.status?.state;
+      noteStatus(turn, result.statusUpdate.status, { showBare: false });
+    } else if (result.artifactUpdate) {
+      const { artifact, append, lastChunk } = result.artifactUpdate;
+      const text = (artifact?.parts ?? []).map(partText).join("");
+      turn.chunks.emit({ text, append: append === true, lastChunk: lastChunk === true });
+    } else if (result.task) {
+      turn.state = result.task.status?.state;
+    }
+  }
+
   /**
    * Sends one turn, in the conversation `contextId` names (a new one without).
-   * Resolves once the agent accepted it (`submitted`); then `nextStop()`
-   * follows it (a request for input, its end) and `done` settles at its end,
-   * each from verified pushes.
+   * Resolves once the agent accepted it (the stream's first event); then
+   * `onChunk` shows the answer as it is written, `nextStop()` follows the turn
+   * (a request for input, its end) and `done` settles at its end, from the
+   * verified push of its task (or the agent's message, which is the whole answer).
    * @param {string} tenant
    * @param {string} text
    * @param {{ contextId?: string }} [options]
@@ -139,51 +326,59 @@ export function createSession({ gatekeeper, agent, identity }) {
    */
   async function send(tenant, text, { contextId } = {}) {
     const messageId = randomUUID();
-    const token = gatekeeper.issueNotificationToken({ agent: agent.origin, tenant, identityKey: identity.key, messageId });
-    let resolve;
+    const notificationToken = gatekeeper.issueNotificationToken({ agent: agent.origin, tenant, identityKey: identity.key, messageId });
+    let resolve = (/** @type {TurnEnd} */ _end) => {};
+    /** @type {Promise<TurnEnd>} */
     const done = new Promise((r) => (resolve = r));
-    /** @type {{ resolve: (end: TurnEnd) => void, statusListeners: Array<(text: string, state: string) => void>, stops: ReturnType<typeof stopQueue> }} */
-    const entry = { resolve, statusListeners: [], stops: stopQueue() };
+    /** @type {TurnEntry} */
+    const entry = { tenant, resolve, statuses: replayed(), chunks: replayed(), seenStatuses: new Set(), stops: stopQueue(), lastSeq: 0 };
     turns.set(messageId, entry);
-    let result;
+    let opened;
     try {
-      result = await call(tenant, "SendMessage", {
+      opened = await openStream(tenant, "SendStreamingMessage", {
         message: { messageId, role: "ROLE_USER", parts: [{ text }], ...(contextId ? { contextId } : {}) },
-        configuration: { returnImmediately: true, taskPushNotificationConfig: { url: gatekeeper.pushUrl, token } },
+        configuration: { taskPushNotificationConfig: { url: gatekeeper.pushUrl, token: notificationToken } },
       });
     } catch (error) {
       turns.delete(messageId);
       throw error;
     }
-    const taskId = result?.task?.id;
-    if (typeof taskId !== "string") throw new Error(`SendMessage answered without a task: ${JSON.stringify(result).slice(0, 300)}`);
-    gatekeeper.bindNotificationToken(token, taskId);
-    pushTokens.set(messageId, token);
-    return {
-      tenant,
-      taskId,
-      contextId: String(result.task.contextId ?? contextId ?? ""),
-      messageId,
-      done,
-      nextStop: entry.stops.next,
-      onStatus: (listener) => entry.statusListeners.push(listener),
-    };
+    const { first } = opened;
+    const base = { tenant, messageId, done, nextStop: entry.stops.next, onStatus: (l) => entry.statuses.on(([t, s]) => l(t, s)), onChunk: entry.chunks.on };
+    if (first.result?.message) {
+      // A message answer: the stream's one event is the whole reply, and no task exists.
+      const message = first.result.message;
+      await opened.stream.close();
+      endTurn(messageId, { state: MESSAGE_REPLY, text: messageText(message), task: undefined });
+      return { ...base, taskId: "", contextId: String(message.contextId ?? contextId ?? "") };
+    }
+    const task = first.result?.task;
+    if (typeof task?.id !== "string") {
+      turns.delete(messageId);
+      await opened.stream.close();
+      throw new Error(`SendStreamingMessage answered without a task: ${JSON.stringify(first.result).slice(0, 300)}`);
+    }
+    entry.taskId = task.id;
+    gatekeeper.bindNotificationToken(notificationToken, task.id);
+    // The snapshot of a new task stands for its events so far.
+    noteEvent(entry, { id: first.id, reply: { result: first.result } }, { snapshot: false });
+    entry.following = follow(messageId, entry, opened);
+    return { ...base, taskId: task.id, contextId: String(task.contextId ?? contextId ?? "") };
   }
 
   /**
    * Answers the request a turn stopped on: a new message on its task, in its
-   * conversation. Resolves to the task as the agent answered (working again).
+   * conversation, sent to return at once (the turn's stream picks up the rest;
+   * the task keeps its push config). Resolves to the task as the agent
+   * answered (working again).
    * @param {Turn} turn
    * @param {HitlRequest} request
    * @param {HitlAnswer} reply
    */
   async function answer(turn, request, reply) {
-    // The edge wants a push config on every send; this one is the turn's own
-    // (same URL and token), and a continuation keeps the task's configs anyway.
-    const token = pushTokens.get(turn.messageId);
     const result = await call(turn.tenant, "SendMessage", {
       message: { messageId: randomUUID(), role: "ROLE_USER", taskId: turn.taskId, contextId: turn.contextId, parts: answerParts(request, reply) },
-      configuration: { returnImmediately: true, taskPushNotificationConfig: { url: gatekeeper.pushUrl, ...(token ? { token } : {}) } },
+      configuration: { returnImmediately: true },
     });
     return result?.task;
   }
@@ -209,7 +404,11 @@ export function createSession({ gatekeeper, agent, identity }) {
     cancel: (tenant, id) => call(tenant, "CancelTask", { id }),
     /** Pushes for this caller's tasks that this session did not send (e.g. a turn from before a restart). */
     onOtherPush: (listener) => otherPushListeners.push(listener),
-    close: () => gatekeeper.events.off("push", onPush),
+    close: () => {
+      closed = true;
+      gatekeeper.events.off("push", onPush);
+      for (const turn of turns.values()) void turn.stream?.close();
+    },
   };
 }
 

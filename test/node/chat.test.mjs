@@ -1,6 +1,7 @@
 // The chat of `npm start` prints what agents send: control characters in it are
-// shown escaped, so a reply cannot drive the developer's terminal. It keeps a
-// conversation per tenant, and answers what a turn asks (human in the loop).
+// shown escaped, so a reply cannot drive the developer's terminal. It shows the
+// answer as it streams, then the reply of record (the verified push); it keeps
+// a conversation per tenant, and answers what a turn asks (human in the loop).
 import { EventEmitter } from "node:events";
 import { createServer } from "node:http";
 import { PassThrough, Readable } from "node:stream";
@@ -8,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE, HITL_TIMEOUT_TYPE } from "../../src/a2a/wire.ts";
 import { NEEDS_INPUT_EXIT, parseAnswer, runChat, runOnce } from "../../scripts/dev/chat.mjs";
 import { closeServer, listen, readBody, sendJson } from "../../scripts/dev/http.mjs";
-import { createSession, hitlRequestOf } from "../../scripts/dev/session.mjs";
+import { MESSAGE_REPLY, createSession, hitlRequestOf } from "../../scripts/dev/session.mjs";
 import { printable } from "../../scripts/dev/terminal.mjs";
 
 const CLEAR_SCREEN = "\x1b[2J\x1b[H";
@@ -55,8 +56,9 @@ function hostileSession({ endState = "TASK_STATE_COMPLETED", sendFails = false }
         messageId: "m1",
         done: Promise.resolve(end),
         nextStop: async () => /** @type {const} */ ({ kind: "end", end }),
-        // Status pushes land while the turn runs.
+        // Status pushes land while the turn runs, and the answer streams.
         onStatus: (listener) => listener(`status ${EVIL}`, "TASK_STATE_WORKING"),
+        onChunk: (listener) => listener({ text: `chunk ${EVIL}`, append: false, lastChunk: true }),
       };
     },
     async listTasks() {
@@ -94,6 +96,7 @@ describe("runOnce", () => {
     expect(code).toBe(0);
     expect(stdout.text()).toContain("reply \\u001b[2J");
     expect(stderr.text()).toContain("status \\u001b[2J");
+    expect(stderr.text()).toContain("assistant ▹ chunk \\u001b[2J");
     expect(stdout.text()).not.toMatch(RAW_CONTROL);
     expect(stderr.text()).not.toMatch(RAW_CONTROL);
   });
@@ -130,10 +133,108 @@ describe("runChat (piped)", () => {
     await chat.finished;
     const text = output.text();
     expect(text).toContain("assistant ▸ reply \\u001b[2J");
+    expect(text).toContain("assistant ▹ chunk \\u001b[2J");
     expect(text).toContain("asked \\u001b[2J");
     expect(text).toContain("late \\u001b[2J");
     expect(text).toContain("iss \\u001b[2J");
     expect(text).not.toMatch(RAW_CONTROL);
+  });
+});
+
+// ── the answer as it is written ────────────────────────────────────────────
+
+/**
+ * A session whose turn streams `chunks` (then ends with `reply`); `statusAfter`
+ * is the index of the chunk after which a progress status comes.
+ * @param {Array<{ text: string, append: boolean, lastChunk: boolean }>} chunks
+ */
+function streamingSession(chunks, { reply = chunks.map((c) => c.text).join(""), statusAfter = -1 } = {}) {
+  return {
+    onOtherPush: () => 0,
+    async send(tenant) {
+      const stops = stopQueue();
+      /** @type {Array<(chunk: any) => void>} */
+      const chunkListeners = [];
+      /** @type {Array<(text: string, state: string) => void>} */
+      const statusListeners = [];
+      // The stream runs after the chat listens, one event per turn of the event loop, then the push ends the turn.
+      setImmediate(async () => {
+        for (const [i, chunk] of chunks.entries()) {
+          for (const listener of chunkListeners) listener(chunk);
+          if (i === statusAfter) for (const listener of statusListeners) listener("round 1 done", "TASK_STATE_WORKING");
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        stops.put(ended(reply));
+      });
+      return {
+        tenant,
+        taskId: "task-1",
+        contextId: "ctx-1",
+        messageId: "m1",
+        done: new Promise(() => {}),
+        nextStop: stops.next,
+        onStatus: (listener) => statusListeners.push(listener),
+        onChunk: (listener) => chunkListeners.push(listener),
+      };
+    },
+    async answer() {
+      return {};
+    },
+    async listTasks() {
+      return { tasks: [], totalSize: 0 };
+    },
+    async cancel() {
+      return {};
+    },
+    async getTask() {
+      return {};
+    },
+  };
+}
+
+const chunk = (text, append, lastChunk = false) => ({ text, append, lastChunk });
+
+describe("the answer as it streams", () => {
+  it("runChat prints the chunks on one line as they come, then the reply of record", async () => {
+    const session = streamingSession([chunk("one ", false), chunk("two ", true), chunk("three", true, true)]);
+    const text = await pipedChat(session, ["hi"]);
+    expect(text).toContain("the answer streams as it is written, the reply arrives as a signed push");
+    expect(text).toContain("assistant ▹ one two three\nassistant ▸ one two three\n");
+  });
+
+  it("runChat breaks the streamed line for a status and goes on after it, and starts a new line when the answer starts over", async () => {
+    const session = streamingSession([chunk("draft", false), chunk(" one", true), chunk("final", false), chunk(" answer", true, true)], {
+      reply: "final answer",
+      statusAfter: 0,
+    });
+    const text = await pipedChat(session, ["hi"]);
+    expect(text).toContain("assistant ▹ draft\n  · round 1 done\nassistant ▹  one\nassistant ▹ final answer\nassistant ▸ final answer\n");
+  });
+
+  it("runOnce streams on stderr and keeps stdout for the reply alone", async () => {
+    const session = streamingSession([chunk("one ", false), chunk("two", true, true)]);
+    const stdout = sink();
+    const stderr = sink();
+    const code = await runOnce({ session, tenant: "assistant", text: "hi", timeoutMs: 5_000, stdout: stdout.stream, stderr: stderr.stream });
+    expect(code).toBe(0);
+    expect(stdout.text()).toBe("one two\n");
+    expect(stderr.text()).toContain("assistant ▹ one two\n");
+  });
+
+  it("treats a message answer as the reply", async () => {
+    const session = askingSession();
+    session.send = async (tenant) => {
+      const turn = await askingSession().send(tenant, "x");
+      const end = { state: MESSAGE_REPLY, text: "a message, no task", task: undefined };
+      return { ...turn, taskId: "", nextStop: async () => ({ kind: "end", end }) };
+    };
+    const stdout = sink();
+    const code = await runOnce({ session, tenant: "assistant", text: "x", timeoutMs: 5_000, stdout: stdout.stream, stderr: sink().stream });
+    expect(code).toBe(0);
+    expect(stdout.text()).toBe("a message, no task\n");
+    const text = await pipedChat(session, ["x"]);
+    expect(text).toContain("assistant ▸ a message, no task");
+    expect(text).not.toContain("working (task");
   });
 });
 
@@ -232,6 +333,7 @@ function askingSession({ asks = () => undefined } = {}) {
         done: new Promise(() => {}),
         nextStop: stops.next,
         onStatus: () => {},
+        onChunk: () => {},
         stops,
       };
       turns.push(turn);
@@ -364,22 +466,39 @@ describe("createSession (on the wire)", () => {
   /** @type {import("node:http").Server | undefined} */
   let server;
   afterEach(async () => {
+    server?.closeAllConnections();
     if (server) await closeServer(server);
     server = undefined;
   });
 
-  /** An agent endpoint that records every JSON-RPC call and answers with a task; a gatekeeper that only mints. */
-  async function wire() {
+  const WORKING = "TASK_STATE_WORKING";
+
+  /**
+   * An agent endpoint that records every JSON-RPC call: a streaming call is
+   * answered with an event stream whose first event is the task (or
+   * `firstEvent`), the rest sent by the test; any other call with the task.
+   * A gatekeeper that only mints. `streamGraceMs` is the session's.
+   * @param {{ firstEvent?: Record<string, unknown>, streamGraceMs?: number }} [options]
+   */
+  async function wire({ firstEvent, streamGraceMs = 20 } = {}) {
+    /** @type {Array<{ method: string, params: any, lastEventId?: string }>} */
     const calls = [];
+    /** @type {Array<{ method: string, send: (result: unknown, id: number) => void, end: () => void, closed: () => boolean }>} */
+    const streams = [];
     server = createServer(async (req, res) => {
       const body = JSON.parse(await readBody(req, 1 << 20));
-      calls.push(body.params);
+      const lastEventId = req.headers["last-event-id"];
+      calls.push({ method: body.method, params: body.params, ...(typeof lastEventId === "string" ? { lastEventId } : {}) });
       const message = body.params.message;
-      sendJson(res, 200, {
-        jsonrpc: "2.0",
-        id: body.id,
-        result: { task: { id: message.taskId ?? "task-1", contextId: message.contextId ?? "ctx-new", status: { state: "TASK_STATE_SUBMITTED" } } },
-      });
+      const task = { id: message?.taskId ?? body.params.id ?? "task-1", contextId: message?.contextId ?? "ctx-new", status: { state: "TASK_STATE_SUBMITTED" } };
+      if (body.method !== "SendStreamingMessage" && body.method !== "SubscribeToTask")
+        return sendJson(res, 200, { jsonrpc: "2.0", id: body.id, result: { task } });
+      res.writeHead(200, { "Content-Type": "text/event-stream" });
+      let closed = false;
+      res.on("close", () => (closed = true));
+      const send = (result, id) => res.write(`id: ${id}\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: body.id, result })}\n\n`);
+      streams.push({ method: body.method, send, end: () => res.end(), closed: () => closed });
+      send(firstEvent ?? { task }, Number(lastEventId ?? 1));
     });
     const port = await listen(server, 0, "the test agent", "");
     const events = new EventEmitter();
@@ -391,55 +510,176 @@ describe("createSession (on the wire)", () => {
       bindNotificationToken: () => true,
     };
     const origin = `http://127.0.0.1:${port}`;
-    const session = createSession({ gatekeeper, agent: { origin, endpoint: `${origin}/a2a` }, identity: { key: "me" } });
+    const session = createSession({ gatekeeper, agent: { origin, endpoint: `${origin}/a2a` }, identity: { key: "me" }, streamGraceMs, streamRetryMs: 1 });
     const push = (kind, body) =>
       events.emit("push", {
         agent: origin,
         identityKey: "me",
-        messageId: calls[0].message.messageId,
+        messageId: calls[0].params.message.messageId,
         kind,
         state: (body.task ?? body.statusUpdate).status.state,
         body,
       });
-    return { calls, session, push };
+    return { calls, streams, session, push };
   }
 
-  it("sends in the conversation asked for, stops on the pushed request, and answers it on the task with a hitl/response", async () => {
-    const { calls, session, push } = await wire();
-    const turn = await session.send("assistant", "remember to buy milk", { contextId: "ctx-7" });
-    expect(calls[0].message).toMatchObject({ role: "ROLE_USER", parts: [{ text: "remember to buy milk" }], contextId: "ctx-7" });
-    expect(turn.contextId).toBe("ctx-7");
+  const parked = {
+    state: "TASK_STATE_INPUT_REQUIRED",
+    timestamp: "2026-12-01T10:00:01.000Z",
+    message: { messageId: "ask-1", parts: [{ text: "May I?" }, { data: { type: HITL_REQUEST_TYPE, ...APPROVAL, expiresAt: "2030-01-01T00:00:00.000Z" } }] },
+  };
+  const answerChunk = (text, append, lastChunk = false) => ({
+    artifactUpdate: {
+      taskId: "task-1",
+      artifact: { artifactId: "answer", parts: [{ text }] },
+      ...(append ? { append } : {}),
+      ...(lastChunk ? { lastChunk } : {}),
+    },
+  });
+  const completed = (text) => ({ task: { id: "task-1", status: { state: "TASK_STATE_COMPLETED" }, artifacts: [{ parts: [{ text }] }] } });
 
-    const parked = {
-      state: "TASK_STATE_INPUT_REQUIRED",
-      message: { parts: [{ text: "May I?" }, { data: { type: HITL_REQUEST_TYPE, ...APPROVAL, expiresAt: "2030-01-01T00:00:00.000Z" } }] },
-    };
+  it("sends a turn as SendStreamingMessage with a push config, and shows its chunks and progress as they come, each status once", async () => {
+    const { calls, streams, session, push } = await wire();
+    const turn = await session.send("assistant", "hello", { contextId: "ctx-7" });
+    expect(calls[0]).toMatchObject({
+      method: "SendStreamingMessage",
+      params: {
+        tenant: "assistant",
+        message: { role: "ROLE_USER", parts: [{ text: "hello" }], contextId: "ctx-7" },
+        configuration: { taskPushNotificationConfig: { url: "http://127.0.0.1:1/push", token: "notif-1" } },
+      },
+    });
+    // The default, blocking-or-streaming send: no returnImmediately.
+    expect(calls[0].params.configuration).not.toHaveProperty("returnImmediately");
+    expect(turn).toMatchObject({ taskId: "task-1", contextId: "ctx-7" });
+    const chunks = [];
+    const statuses = [];
+    turn.onChunk((c) => chunks.push(c));
+    turn.onStatus((text, state) => statuses.push([text, state]));
+    const progress = { state: WORKING, timestamp: "2026-12-01T10:00:02.000Z", message: { messageId: "p-1", parts: [{ text: "round 1 done" }] } };
+    streams[0].send({ statusUpdate: { taskId: "task-1", status: { state: WORKING, timestamp: "2026-12-01T10:00:00.500Z" } } }, 2);
+    streams[0].send(answerChunk("one ", false), 3);
+    streams[0].send({ statusUpdate: { taskId: "task-1", status: progress } }, 4);
+    streams[0].send(answerChunk("two", true, true), 5);
+    await until(() => chunks.length === 2);
+    expect(chunks).toEqual([
+      { text: "one ", append: false, lastChunk: false },
+      { text: "two", append: true, lastChunk: true },
+    ]);
+    // The same progress as a push is not shown again; the bare move to working is not shown at all.
+    push("statusUpdate", { statusUpdate: { taskId: "task-1", status: progress } });
+    expect(statuses).toEqual([["round 1 done", WORKING]]);
+    // The stream's terminal status is not the reply of record: the push is.
+    streams[0].send({ statusUpdate: { taskId: "task-1", status: { state: "TASK_STATE_COMPLETED", timestamp: "2026-12-01T10:00:03.000Z" } } }, 6);
+    streams[0].end();
+    let ended = false;
+    void turn.done.then(() => (ended = true));
+    await until(() => streams[0].closed());
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(ended).toBe(false);
+    expect(calls).toHaveLength(1);
+    push("task", completed("one two"));
+    expect(await turn.nextStop()).toMatchObject({ kind: "end", end: { state: "TASK_STATE_COMPLETED", text: "one two" } });
+    session.close();
+  });
+
+  it("stops on the request (stream and push, one stop), follows on with SubscribeToTask from the last event, and answers on the task", async () => {
+    const { calls, streams, session, push } = await wire();
+    const turn = await session.send("assistant", "remember to buy milk", { contextId: "ctx-7" });
+    const chunks = [];
+    turn.onChunk((c) => chunks.push(c.text));
+    streams[0].send({ statusUpdate: { taskId: "task-1", status: parked } }, 3);
+    // The same request as a push, twice (a retried push): still one stop.
     push("statusUpdate", { statusUpdate: { taskId: "task-1", status: parked } });
-    // The same request again (a retried push, then the task itself): one stop.
     push("statusUpdate", { statusUpdate: { taskId: "task-1", status: parked } });
     const stop = await turn.nextStop();
     expect(stop).toEqual({ kind: "input", request: { ...APPROVAL, expiresAt: "2030-01-01T00:00:00.000Z" } });
 
-    await session.answer(turn, /** @type {any} */ (stop).request, { optionId: "reject", text: "not now" });
-    expect(calls[1].message).toMatchObject({
-      taskId: "task-1",
-      contextId: "ctx-7",
-      parts: [{ data: { type: HITL_RESPONSE_TYPE, requestId: "req-1", optionId: "reject", text: "not now" } }],
-    });
-    expect(calls[1].message.messageId).not.toBe(calls[0].message.messageId);
-    // Its push config is the turn's own, so the task's pushes go on as before.
-    expect(calls[1].configuration).toEqual(calls[0].configuration);
+    // The stream closes at input required; the session subscribes again from the last event it saw.
+    streams[0].end();
+    await until(() => calls.length === 2 && streams.length === 2);
+    expect(calls[1]).toEqual({ method: "SubscribeToTask", params: { tenant: "assistant", id: "task-1" }, lastEventId: "3" });
 
-    push("task", { task: { id: "task-1", status: { state: "TASK_STATE_COMPLETED" }, artifacts: [{ parts: [{ text: "not saved" }] }] } });
+    await session.answer(turn, /** @type {any} */ (stop).request, { optionId: "reject", text: "not now" });
+    expect(calls[2]).toMatchObject({
+      method: "SendMessage",
+      params: {
+        message: {
+          taskId: "task-1",
+          contextId: "ctx-7",
+          parts: [{ data: { type: HITL_RESPONSE_TYPE, requestId: "req-1", optionId: "reject", text: "not now" } }],
+        },
+        // The answer returns at once (the subscription shows the rest) and the task keeps its own push config.
+        configuration: { returnImmediately: true },
+      },
+    });
+    expect(calls[2].params.message.messageId).not.toBe(calls[0].params.message.messageId);
+    expect(calls[2].params.configuration).not.toHaveProperty("taskPushNotificationConfig");
+
+    // The subscription's snapshot is not news; its events are.
+    streams[1].send({ statusUpdate: { taskId: "task-1", status: { state: WORKING, timestamp: "2026-12-01T10:00:04.000Z" } } }, 4);
+    streams[1].send(answerChunk("not saved", false, true), 5);
+    await until(() => chunks.length === 1);
+    expect(chunks).toEqual(["not saved"]);
+
+    push("task", completed("not saved"));
     expect(await turn.nextStop()).toMatchObject({ kind: "end", end: { state: "TASK_STATE_COMPLETED", text: "not saved" } });
     expect((await turn.done).text).toBe("not saved");
+    // Its end closes what is left of the stream (silent here: the end waited for it a little).
+    await until(() => streams[1].closed());
+    session.close();
+  });
+
+  it("picks a stream cut short up again from the last event it saw, a few times, then leaves the turn to its pushes", async () => {
+    const { calls, streams, session, push } = await wire();
+    const turn = await session.send("assistant", "hello");
+    const chunks = [];
+    turn.onChunk((c) => chunks.push(c.text));
+    streams[0].send({ statusUpdate: { taskId: "task-1", status: { state: WORKING, timestamp: "2026-12-01T10:00:01.000Z" } } }, 2);
+    streams[0].send(answerChunk("one ", false), 3);
+    // Closed with the task still working: not the closing rule, so the connection was lost (its object reset, say).
+    streams[0].end();
+    await until(() => streams.length === 2);
+    expect(calls[1]).toEqual({ method: "SubscribeToTask", params: { tenant: "assistant", id: "task-1" }, lastEventId: "3" });
+    streams[1].send(answerChunk("two", true, true), 4);
+    await until(() => chunks.length === 2);
+    expect(chunks).toEqual(["one ", "two"]);
+    // Cut again and again: three tries in all, then no more.
+    streams[1].end();
+    await until(() => streams.length === 3);
+    streams[2].end();
+    await until(() => streams.length === 4);
+    expect(calls.slice(2).map((c) => c.lastEventId)).toEqual(["4", "4"]);
+    streams[3].end();
+    await until(() => streams[3].closed());
+    for (let i = 0; i < 200; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(streams).toHaveLength(4);
+    push("task", completed("one two"));
+    expect(await turn.nextStop()).toMatchObject({ kind: "end", end: { text: "one two" } });
+    session.close();
+  });
+
+  it("lets the stream say what it still carries before the verified end: the push and the stream race", async () => {
+    const { streams, session, push } = await wire({ streamGraceMs: 60_000 });
+    const turn = await session.send("assistant", "hello");
+    const seen = [];
+    turn.onChunk((c) => seen.push(c.text));
+    void turn.nextStop().then((stop) => seen.push(stop.kind));
+    push("task", completed("all of it"));
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual([]);
+    streams[0].send(answerChunk("all of it", false, true), 2);
+    streams[0].send({ statusUpdate: { taskId: "task-1", status: { state: "TASK_STATE_COMPLETED", timestamp: "2026-12-01T10:00:03.000Z" } } }, 3);
+    streams[0].end();
+    await until(() => seen.length === 2);
+    expect(seen).toEqual(["all of it", "end"]);
     session.close();
   });
 
   it("answers a question in plain text, starts a new conversation without contextId, and reports an expiry", async () => {
     const { calls, session, push } = await wire();
     const turn = await session.send("assistant", "ask me a question");
-    expect(calls[0].message).not.toHaveProperty("contextId");
+    expect(calls[0].params.message).not.toHaveProperty("contextId");
     expect(turn.contextId).toBe("ctx-new");
     push("statusUpdate", {
       statusUpdate: {
@@ -449,7 +689,7 @@ describe("createSession (on the wire)", () => {
     });
     const stop = /** @type {any} */ (await turn.nextStop());
     await session.answer(turn, stop.request, { text: "Ada" });
-    expect(calls[1].message.parts).toEqual([{ text: "Ada" }]);
+    expect(calls.find((c) => c.method === "SendMessage")?.params.message.parts).toEqual([{ text: "Ada" }]);
     push("statusUpdate", {
       statusUpdate: {
         taskId: "task-1",
@@ -457,6 +697,34 @@ describe("createSession (on the wire)", () => {
       },
     });
     expect(await turn.nextStop()).toEqual({ kind: "expired", requestId: "req-9" });
+    session.close();
+  });
+
+  it("takes a message answer as the whole reply: the turn ends with it, and there is no task", async () => {
+    const { session } = await wire({ firstEvent: { message: { messageId: "r-1", role: "ROLE_AGENT", contextId: "ctx-m", parts: [{ text: "just this" }] } } });
+    const turn = await session.send("assistant", "hi");
+    expect(turn).toMatchObject({ taskId: "", contextId: "ctx-m" });
+    expect(await turn.nextStop()).toEqual({ kind: "end", end: { state: MESSAGE_REPLY, text: "just this", task: undefined } });
+    session.close();
+  });
+
+  it("says what a refused stream says", async () => {
+    server = createServer(async (req, res) => {
+      const body = JSON.parse(await readBody(req, 1 << 20));
+      sendJson(res, 200, { jsonrpc: "2.0", id: body.id, error: { code: -32602, message: "Invalid params: params.message.parts" } });
+    });
+    const port = await listen(server, 0, "the test agent", "");
+    const events = new EventEmitter();
+    const gatekeeper = {
+      events,
+      pushUrl: "http://127.0.0.1:1/push",
+      mint: async () => "token",
+      issueNotificationToken: () => "n",
+      bindNotificationToken: () => true,
+    };
+    const origin = `http://127.0.0.1:${port}`;
+    const session = createSession({ gatekeeper, agent: { origin, endpoint: `${origin}/a2a` }, identity: { key: "me" } });
+    await expect(session.send("assistant", "hi")).rejects.toThrow("SendStreamingMessage failed: Invalid params: params.message.parts (JSON-RPC -32602)");
     session.close();
   });
 

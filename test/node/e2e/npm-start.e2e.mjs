@@ -1,7 +1,7 @@
 // `npm start` end to end, as a newcomer runs it: no network, no accounts, the
 // offline stand-in model. Every run goes through the real path (gatekeeper
 // token → edge → Durable Object → Workflow → signed push, verified by the
-// gatekeeper) and must leave nothing running. Everything it creates lives in a
+// gatekeeper; the answer streamed meanwhile over SSE) and must leave nothing running. Everything it creates lives in a
 // temporary --home on free ports, so a developer's own .dev/, .dev.vars,
 // .wrangler/state and port 8787 are never touched.
 import { chatCompletionBody, chatCompletionReply } from "../../../src/testing/chat-completion.ts";
@@ -110,6 +110,8 @@ describe("npm start -- --once", () => {
     expect(run.stdout).toContain("Assistant's offline stand-in");
     // Banner and progress go to stderr, so stdout is the reply alone.
     expect(run.stdout.trim().split("\n")).toHaveLength(1);
+    // The answer streamed there first, as the agent wrote it.
+    expect(run.stderr).toMatch(/^assistant ▹ \[offline stand-in model\] Assistant's offline stand-in/m);
     expect(run.stderr).toContain("pinned on first use");
     expect(run.stderr).toContain("assistant (Assistant), researcher (Researcher): signed cards verified against the pin");
     expectNothingLeft(run);
@@ -121,6 +123,7 @@ describe("npm start -- --once", () => {
     expect(run.stderr).toMatch(/card key a2a-\S+ matches the pin of/);
     // A round ran subtasks in subagents: its statusUpdate push was verified and shown before the reply.
     expect(run.stderr).toMatch(/^ {2}· .*round 1/m);
+    expect(run.stderr).toMatch(/^researcher ▹ \[offline stand-in model\] Researcher's offline stand-in/m);
     expect(run.stdout.trim().startsWith(MARK), explain(run)).toBe(true);
     expect(run.stdout).toContain("Researcher's offline stand-in");
     expect(run.stdout).toMatch(/\d+ delegated subtasks? reported: \[round 1\] \S+ .*→ done/);
@@ -132,7 +135,10 @@ describe("npm start (chat, input piped)", () => {
   it("takes turns at both tenants, lists the caller's tasks and quits cleanly", async () => {
     const run = await npmStart([], { input: "hello from the chat\n/tenant researcher\nwhat is A2A?\n/tasks\n/quit\n" });
     expect(run.code, explain(run)).toBe(0);
-    expect(run.stdout).toMatch(/assistant ▸ \[offline stand-in model\] .*"hello from the chat"/);
+    // Streamed as it was written, then the reply of record (the verified push) on its own line.
+    expect(run.stdout).toMatch(
+      /^assistant ▹ \[offline stand-in model\] .*"hello from the chat".*\nassistant ▸ \[offline stand-in model\] .*"hello from the chat"/m,
+    );
     expect(run.stdout).toContain("now talking to researcher");
     expect(run.stdout).toMatch(/researcher ▸ \[offline stand-in model\] .*"what is A2A\?"/);
     // The researcher's tasks of this caller: the --once turn above and this one, newest first.
@@ -150,7 +156,8 @@ describe("npm start (chat, input piped)", () => {
     expect(run.stdout, explain(run)).toContain(
       'assistant ? May I run save_note with {"text":"to buy milk"}?\n    1. Approve (approve)\n    2. Reject (reject)',
     );
-    // Approved: the tool ran and the turn completed with its result.
+    // Approved: the tool ran and the turn completed with its result, streamed after the answer too (SubscribeToTask).
+    expect(run.stdout).toMatch(/^assistant ▹ \[offline stand-in model\] .*I called save_note, which returned \{"saved":"to buy milk"/m);
     expect(run.stdout).toMatch(/assistant ▸ \[offline stand-in model\] .*I called save_note, which returned \{"saved":"to buy milk"/);
     // The next line continued the same conversation (one conversation line only) and read the note back.
     expect(run.stdout.match(/conversation \S+ with assistant/g)).toHaveLength(1);
