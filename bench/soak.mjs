@@ -99,7 +99,8 @@ async function logFindings(files) {
     ["re-drive failed", /restart failed|could not start its Workflow/],
     ["edge: turn did not start", /did not start \(the caller's object will retry it\)/],
     ["round failed on every model", /failed on every model/],
-    ["push refused (the injected 503s)", /PushRejected/],
+    ["push refused (the injected 503s)", /answered HTTP 503 \(transient\)/],
+    ["push given up (a dead letter)", /a dead letter/],
   ];
   /** @type {Record<string, number>} */
   const counts = Object.fromEntries(kinds.map(([name]) => [name, 0]));

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { introspectWorkflow, runInDurableObject } from "cloudflare:test";
-import { loadSigningKey, signCallbackJwt, signCallerToken } from "@dynamicagents/core/a2a";
+import { TASK_CLAIM, loadSigningKey, signCallbackJwt, signCallerToken } from "@dynamicagents/core/a2a";
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import { callerObjectName } from "@dynamicagents/core/worker";
@@ -82,27 +82,26 @@ describe("signCallerToken", () => {
 });
 
 describe("signCallbackJwt", () => {
-  it("binds aud to the push URL's origin and path, lives at most five minutes, and is reused while fresh", async () => {
+  it("binds aud to the push URL's origin and path and the task claim to the task, and lives at most five minutes", async () => {
     const key = await loadSigningKey(env.A2A_SIGNING_KEY);
     const url = "https://gatekeeper.test/hooks/a2a?delivery=1";
-    const first = await signCallbackJwt({ key, issuer: ORIGIN, url });
-    const again = await signCallbackJwt({ key, issuer: ORIGIN, url });
-    expect(again).toBe(first);
-    const payload = decodeJwt(first);
-    expect(payload).toMatchObject({ iss: ORIGIN, aud: "https://gatekeeper.test/hooks/a2a" });
+    const token = await signCallbackJwt({ key, issuer: ORIGIN, url, taskId: "task-1" });
+    const payload = decodeJwt(token);
+    expect(payload).toMatchObject({ iss: ORIGIN, aud: "https://gatekeeper.test/hooks/a2a", [TASK_CLAIM]: "task-1" });
     expect(payload.exp! - payload.iat!).toBeLessThanOrEqual(300);
-    expect(decodeProtectedHeader(first)).toMatchObject({ kid: "a2a-test", jku: `${ORIGIN}/.well-known/jwks.json` });
-    const other = await signCallbackJwt({ key, issuer: ORIGIN, url: "https://gatekeeper.test/elsewhere" });
+    expect(decodeProtectedHeader(token)).toMatchObject({ alg: "EdDSA", kid: "a2a-test", jku: `${ORIGIN}/.well-known/jwks.json` });
+    const other = await signCallbackJwt({ key, issuer: ORIGIN, url: "https://gatekeeper.test/elsewhere", taskId: "task-1" });
     expect(decodeJwt(other).aud).toBe("https://gatekeeper.test/elsewhere");
   });
 
-  it("is replaced once it is close to expiry", async () => {
+  it("is never reused: every token has a jti of its own, also for the same task and URL", async () => {
     const key = await loadSigningKey(env.A2A_SIGNING_KEY);
-    const url = "https://gatekeeper.test/rotating";
-    const t0 = Date.now();
-    const first = await signCallbackJwt({ key, issuer: ORIGIN, url, now: () => t0 });
-    const later = await signCallbackJwt({ key, issuer: ORIGIN, url, now: () => t0 + 250_000 });
-    expect(later).not.toBe(first);
+    const url = "https://gatekeeper.test/hooks/a2a";
+    const tokens = await Promise.all([1, 2, 3].map(() => signCallbackJwt({ key, issuer: ORIGIN, url, taskId: "task-1" })));
+    expect(new Set(tokens).size).toBe(3);
+    const ids = tokens.map((t) => decodeJwt(t).jti);
+    expect(ids.every((id) => typeof id === "string" && id.length > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(3);
   });
 });
 

@@ -275,16 +275,22 @@ describe("bounded state", () => {
     await object.turnDelivered(delivered);
     // Finished, its push not yet delivered: retention must wait.
     await object.finishTurn(pending, done);
+    // Finished, its delivery given up less than a day ago: retention must wait too.
+    const dead = await begin("m-dead");
+    await object.finishTurn(dead, done);
+    await object.deadLetter(dead, [{ configId: "c-1", seq: 3, status: 404, at: new Date().toISOString() }]);
+    await object.turnDelivered(dead);
     await new Promise((resolve) => setTimeout(resolve, 5));
 
     const swept = await runInDurableObject(who.stub, (instance) => (instance as unknown as { sweepRetention(): Promise<unknown> }).sweepRetention());
     expect(swept).toEqual({ tasks: 1, messageIds: 0 });
+    expect((await object.getTask({ taskId: dead })).ok).toBe(true);
     expect((await object.getTask({ taskId: delivered })).ok).toBe(false);
     expect((await object.listPushConfigs(delivered)).ok).toBe(false);
     expect((await object.getTask({ taskId: pending })).ok).toBe(true);
     expect((await object.getTask({ taskId: working })).ok).toBe(true);
     const page = await object.listTasks({ pageSize: 10, includeArtifacts: false });
-    expect(page.ok && page.value.totalSize).toBe(2);
+    expect(page.ok && page.value.totalSize).toBe(3);
 
     const retry = await object.beginTask({
       tenant: "marker",
@@ -293,6 +299,6 @@ describe("bounded state", () => {
     });
     expect(retry).toMatchObject({ ok: false, error: { code: -32001 } });
     const after = await object.listTasks({ pageSize: 10, includeArtifacts: false });
-    expect(after.ok && after.value.totalSize).toBe(2);
+    expect(after.ok && after.value.totalSize).toBe(3);
   });
 });

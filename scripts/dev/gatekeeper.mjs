@@ -19,7 +19,7 @@ import { EventEmitter } from "node:events";
 import { createServer } from "node:http";
 import { verifyAgentCardSignature } from "@a2a-js/sdk";
 import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from "jose";
-import { A2A_JSON, CALLBACK_TTL_SECONDS, CARD_PATH, JWKS_PATH, NOTIFICATION_TOKEN_HEADER, jwksUrlOf } from "../../src/a2a/wire.ts";
+import { A2A_JSON, CALLBACK_TTL_SECONDS, CARD_PATH, JWKS_PATH, NOTIFICATION_TOKEN_HEADER, TASK_CLAIM, jwksUrlOf } from "../../src/a2a/wire.ts";
 import { makeGatekeeperToken } from "../../src/testing/gatekeeper-token.ts";
 import { postRpc, rpcBody } from "../../src/testing/rpc-client.ts";
 import { NotificationTokens, PinStore, loadOrCreateGatekeeperKey, pinnedKey, thumbprintOf } from "./gatekeeper-state.mjs";
@@ -76,6 +76,8 @@ export async function startGatekeeper({ stateDir, port, unpinHint = "npm start -
   const agents = new Map();
   /** Dedupe of at-least-once delivery: task id + state (or status message). */
   const seen = new Set();
+  // Callback tokens already used, until they expire: a replayed one is refused.
+  const usedJtis = new Map();
   const jwksBody = { keys: [key.publicJwk] };
 
   const server = createServer((req, res) => {
@@ -162,7 +164,7 @@ export async function startGatekeeper({ stateDir, port, unpinHint = "npm start -
         algorithms: ["EdDSA"],
         issuer: pin.origin,
         audience: pushUrl,
-        requiredClaims: ["iss", "aud", "iat", "exp"],
+        requiredClaims: ["iss", "aud", "iat", "exp", "jti", TASK_CLAIM],
         maxTokenAge: CALLBACK_TTL_SECONDS,
         clockTolerance: CLOCK_TOLERANCE_S,
       }));
@@ -201,7 +203,13 @@ export async function startGatekeeper({ stateDir, port, unpinHint = "npm start -
     const { kind, taskId, state, dedupeKey } = describePush(body);
     if (!kind) throw new PushRefused("body", "a push body is a StreamResponse: {task} or {statusUpdate}", 400);
     if (!taskId) throw new PushRefused("body", "the pushed task has no id", 400);
-    // 4. A token is good for the one task it was first used for.
+    // 4. The callback token is about this very task, and used once.
+    if (payload[TASK_CLAIM] !== taskId) throw new PushRefused("task", "the callback token was signed for another task than the pushed one");
+    const now = Math.floor(Date.now() / 1000);
+    for (const [jti, exp] of usedJtis) if (exp + CLOCK_TOLERANCE_S < now) usedJtis.delete(jti);
+    if (usedJtis.has(payload.jti)) throw new PushRefused("jti", "the callback token was used before: a replay");
+    usedJtis.set(payload.jti, /** @type {number} */ (payload.exp));
+    // 5. A notification token is good for the one task it was first used for.
     if (!tokens.bind(notificationToken, taskId)) {
       throw new PushRefused("notification-token", `the ${NOTIFICATION_TOKEN_HEADER} was issued for another task`);
     }
@@ -456,7 +464,7 @@ function refusedJwt(error, pushUrl) {
   }
   if (error instanceof joseErrors.JWTClaimValidationFailed) {
     if (error.claim === "aud") return new PushRefused("aud", `the callback token's aud must be exactly ${pushUrl}`);
-    return new PushRefused(error.claim, `the callback token's ${error.claim} claim is invalid: ${error.reason}`);
+    return new PushRefused(error.claim === TASK_CLAIM ? "task" : error.claim, `the callback token's ${error.claim} claim is invalid: ${error.reason}`);
   }
   if (error instanceof joseErrors.JWSSignatureVerificationFailed) {
     return new PushRefused("signature", "the callback token's signature does not verify against the agent's pinned key");

@@ -16,10 +16,11 @@ const MAX_BODY = 8 * 1024 * 1024;
 /**
  * Starts the stand-in model on 127.0.0.1:`port` (0 for any free port).
  * `delayMs` holds every answer that long (the answer itself does not change):
- * time to watch progress or try /cancel offline.
- * @param {{ port: number, delayMs?: number, onCall?: (call: { model: string, stream: boolean, tools: number, finishReason: string }) => void }} options
+ * time to watch progress or try /cancel offline. `portHint`: how to choose
+ * another port, said when `port` is taken.
+ * @param {{ port: number, delayMs?: number, portHint?: string, onCall?: (call: { model: string, stream: boolean, tools: number, finishReason: string }) => void }} options
  */
-export async function startStandInModel({ port, delayMs = 0, onCall }) {
+export async function startStandInModel({ port, delayMs = 0, portHint = "choose another with --model-port", onCall }) {
   let calls = 0;
   let origin = "";
   const server = createServer((req, res) => {
@@ -79,7 +80,7 @@ export async function startStandInModel({ port, delayMs = 0, onCall }) {
     res.end(chatCompletionEvents(completion));
   }
 
-  const bound = await listen(server, port, "the stand-in model", "choose another with --model-port");
+  const bound = await listen(server, port, "the stand-in model", portHint);
   origin = `http://127.0.0.1:${bound}`;
   return {
     port: bound,

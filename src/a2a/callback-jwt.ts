@@ -1,17 +1,13 @@
 import { SignJWT } from "jose";
-import { CALLBACK_TTL_SECONDS, JWKS_PATH } from "./wire.js";
+import { CALLBACK_TTL_SECONDS, JWKS_PATH, TASK_CLAIM } from "./wire.js";
 import type { SigningKey } from "./signing-key.js";
 
-// Reused while it has this long left, so a burst of pushes to one URL costs one signature.
-const REUSE_MARGIN_SECONDS = 60;
-
-const cache = new Map<string, { token: string; exp: number }>();
-
 /**
- * The bearer token of a push: proves "the agent you called is calling you
- * back". It carries no claims beyond who signed it (`iss`, `jku`) and whom it
- * is for (`aud` = the push URL's origin + path, so a token captured at one
- * webhook is useless at another).
+ * The bearer token of one push attempt: proves "the agent you called is
+ * calling you back" about one task. `aud` is the push URL's origin + path (a
+ * token captured at one webhook is useless at another), the task claim binds
+ * it to the task the body is about, and a fresh `jti` on every attempt lets a
+ * gatekeeper refuse a replayed token (docs/protocol.md "Events, streams and pushes").
  */
 export async function signCallbackJwt(options: {
   key: SigningKey;
@@ -19,23 +15,18 @@ export async function signCallbackJwt(options: {
   issuer: string;
   /** The push URL; its query and fragment are not part of the audience. */
   url: string;
+  /** The task the push is about. */
+  taskId: string;
   now?: () => number;
 }): Promise<string> {
   const target = new URL(options.url);
-  const audience = `${target.origin}${target.pathname}`;
   const now = Math.floor((options.now ?? Date.now)() / 1000);
-  const cacheKey = JSON.stringify([options.key.kid, options.key.publicJwk.x, options.issuer, audience]);
-  const cached = cache.get(cacheKey);
-  if (cached && cached.exp - now > REUSE_MARGIN_SECONDS) return cached.token;
-
-  const exp = now + CALLBACK_TTL_SECONDS;
-  const token = await new SignJWT({})
+  return new SignJWT({ [TASK_CLAIM]: options.taskId })
     .setProtectedHeader({ alg: "EdDSA", typ: "JWT", kid: options.key.kid, jku: `${options.issuer}${JWKS_PATH}` })
     .setIssuer(options.issuer)
-    .setAudience(audience)
+    .setAudience(`${target.origin}${target.pathname}`)
     .setIssuedAt(now)
-    .setExpirationTime(exp)
+    .setExpirationTime(now + CALLBACK_TTL_SECONDS)
+    .setJti(crypto.randomUUID())
     .sign(options.key.privateKey);
-  cache.set(cacheKey, { token, exp });
-  return token;
 }

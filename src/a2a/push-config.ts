@@ -2,7 +2,7 @@ import { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { z } from "zod";
 import { invalidParams } from "./errors.js";
 
-/** A config id names a Workflow step (`deliver <id>`) and a row: short enough for both. */
+/** A config id names Workflow steps (`push <id> <attempt>`) and a row: short enough for both. */
 export const MAX_PUSH_CONFIG_ID_CHARS = 128;
 /** Generous for a signed callback URL, small enough that configs cannot bloat a task's row. */
 export const MAX_PUSH_URL_CHARS = 4_096;

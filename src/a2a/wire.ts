@@ -29,6 +29,11 @@ export const EVENT_SEQ_HEADER = "x-dynamicagents-event-seq";
 /** Private claim names the gatekeeper mints (docs/protocol.md "The gatekeeper token"). */
 export const TENANT_CLAIM = "https://dynamicagents.dev/tenant";
 export const IDENTITY_CLAIM = "https://dynamicagents.dev/identity";
+/** The callback JWT's claim naming the task a push is about (docs/protocol.md "Events, streams and pushes"). */
+export const TASK_CLAIM = "https://dynamicagents.dev/task";
+
+/** Where a task's metadata lists the deliveries given up (docs/protocol.md "Events, streams and pushes"). */
+export const DEAD_LETTERS_KEY = "https://dynamicagents.dev/deadLetters";
 
 /** Gatekeepers mint a token per call; one whose `exp` is further ahead than this is refused. */
 export const MAX_TOKEN_LIFETIME_SECONDS = 3600;

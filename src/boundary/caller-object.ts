@@ -76,6 +76,12 @@ export interface StreamQuery extends TaskQuery {
  */
 export type EventLines = ReadableStream<Uint8Array>;
 
+/** The tenant and origin a push config was set through: what a re-delivery it sets off runs as. */
+export interface PushConfigFrom {
+  tenant: string;
+  origin: string;
+}
+
 /** `ListTasks`, its params already checked by the edge. */
 export interface TaskListQuery {
   contextId?: string;
@@ -115,7 +121,8 @@ export interface CallerObject {
   streamTask(query: StreamQuery): Promise<Verdict<{ streamId: string; lines: EventLines }>>;
   /** The client of stream `streamId` went away: its subscription and its place under the cap are released (idempotent). */
   releaseStream(streamId: string): Promise<Verdict<null>>;
-  putPushConfig(taskId: string, config: PushConfigJson): Promise<Verdict<PushConfigJson>>;
+  /** Sets a config on a task; one set on a task with dead letters gets them re-delivered (`from`: who set it, for that re-delivery). */
+  putPushConfig(taskId: string, config: PushConfigJson, from: PushConfigFrom): Promise<Verdict<PushConfigJson>>;
   getPushConfig(taskId: string, configId: string): Promise<Verdict<PushConfigJson>>;
   listPushConfigs(taskId: string): Promise<Verdict<PushConfigJson[]>>;
   deletePushConfig(taskId: string, configId: string): Promise<Verdict<null>>;

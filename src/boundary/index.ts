@@ -1,12 +1,29 @@
 // The contracts across the boundaries between the edge, the turn Workflow,
 // the caller's Durable Object and its subagents: one place, typed end to end.
 export type { AgentNamespace, AgentObject } from "./agent-object.js";
-export type { BeginTask, Begun, CallerObject, EventLines, Replied, StreamQuery, TaskListPage, TaskListQuery, TaskQuery, TurnToStart } from "./caller-object.js";
+export type {
+  BeginTask,
+  Begun,
+  CallerObject,
+  EventLines,
+  PushConfigFrom,
+  Replied,
+  StreamQuery,
+  TaskListPage,
+  TaskListQuery,
+  TaskQuery,
+  TurnToStart,
+} from "./caller-object.js";
 export type { HumanAnswer, SubagentObject, SubagentRefusal, SubtaskQuestion, SubtaskRunResult, SubtaskSpec, WorkspaceCaps } from "./subagent.js";
 export {
   turnInstanceId,
+  type DeadLetter,
   type Delivery,
   type Finished,
+  type PushOut,
+  type PushTargets,
+  type RedeliveryOutcome,
+  type RedeliveryTarget,
   type TurnObject,
   type TurnOutcome,
   type TurnParams,

@@ -1,5 +1,5 @@
 import type { Verdict } from "./verdict.js";
-import type { ArtifactJson, PushConfigJson, StatusUpdateJson, TaskJson } from "./wire-json.js";
+import type { ArtifactJson, PushConfigJson, StatusUpdateJson, StreamEventJson, TaskJson } from "./wire-json.js";
 
 /** What a turn Workflow instance is created with. Everything else it reads from the caller's object. */
 export interface TurnParams {
@@ -10,6 +10,11 @@ export interface TurnParams {
   messageId: string;
   /** This deployment's origin, as the edge saw it: the `iss` of callback tokens. */
   origin: string;
+  /**
+   * A re-delivery, not a turn: the instance only sends dead-lettered events to
+   * the push configs queued for them (`redeliveryTargets`), then ends.
+   */
+  redeliver?: true;
 }
 
 /** How a turn ended, as the agent's loop reports it. */
@@ -57,6 +62,39 @@ export interface Delivery {
   status: { seq: number; statusUpdate: StatusUpdateJson };
 }
 
+/** An event to push, and the configs it goes to (`pushTargets`). */
+export interface PushTargets {
+  /** The task's latest status event. */
+  seq: number;
+  configIds: string[];
+}
+
+/** What one push attempt sends (`pushOf`); `gone`: the config was deleted, nobody waits there any more. */
+export type PushOut = { gone: true } | { gone?: false; config: PushConfigJson; body: StreamEventJson };
+
+/** A delivery given up (docs/protocol.md "Events, streams and pushes"): recorded in the task's metadata. */
+export interface DeadLetter {
+  configId: string;
+  seq: number;
+  /** The last HTTP status; 0: no answer. */
+  status: number;
+  /** RFC 3339 time of the last attempt. */
+  at: string;
+}
+
+/** Dead-lettered events queued for a push config set since (`redeliveryTargets`). */
+export interface RedeliveryTarget {
+  configId: string;
+  seqs: number[];
+}
+
+/** What came of re-delivering to one config: the events delivered, and the ones given up again. */
+export interface RedeliveryOutcome {
+  configId: string;
+  delivered: number[];
+  givenUp: DeadLetter[];
+}
+
 /**
  * What the turn Workflow calls on the caller's object, one durable step each,
  * so the Workflow never imports an agent class and data flows one way:
@@ -78,6 +116,16 @@ export interface TurnObject {
   /** A wait for a human ended (answered, expired, or neither yet): whether the task's status now has news to announce. */
   turnResumed(taskId: string, requestId: string): Promise<Verdict<{ announce: boolean }>>;
   turnDelivered(taskId: string): Promise<Verdict<null>>;
+  /** The task's latest status event and the configs to push it to. */
+  pushTargets(taskId: string): Promise<Verdict<PushTargets>>;
+  /** The push of event `seq` to config `configId` as it is to be sent now (a terminal event: the task as it is). */
+  pushOf(taskId: string, configId: string, seq: number): Promise<Verdict<PushOut>>;
+  /** Deliveries given up: recorded on the task. */
+  deadLetter(taskId: string, letters: DeadLetter[]): Promise<Verdict<null>>;
+  /** The configs waiting for the task's dead-lettered events. */
+  redeliveryTargets(taskId: string): Promise<Verdict<RedeliveryTarget[]>>;
+  /** One config's re-delivery ended: its dead letters delivered are cleared, the ones given up recorded under it. */
+  redelivered(taskId: string, outcome: RedeliveryOutcome): Promise<Verdict<null>>;
 }
 
 /**

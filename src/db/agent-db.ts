@@ -5,6 +5,7 @@ import { ConversationStore } from "./conversation-store.js";
 import { DirectReplyStore } from "./direct-replies.js";
 import { HitlStore } from "./hitl-store.js";
 import { PushConfigStore } from "./push-config-store.js";
+import { RedeliveryQueue } from "./redelivery-queue.js";
 import { SubtaskStore } from "./subtask-store.js";
 import { TaskEventLog, type NewTaskEvent, type TaskEventRow } from "./task-event-log.js";
 import { TaskStore, type NewTask, type TaskWrite, type WriteVerdict } from "./task-store.js";
@@ -23,6 +24,7 @@ export class AgentDB {
   readonly hitl: HitlStore;
   readonly events: TaskEventLog;
   readonly directReplies: DirectReplyStore;
+  readonly redeliveries: RedeliveryQueue;
 
   /** `finalStates`: the task states after which a stored task is never written again. */
   constructor(storage: DurableObjectStorage, finalStates: readonly string[], now?: () => number) {
@@ -36,6 +38,7 @@ export class AgentDB {
     this.hitl = new HitlStore(this.db, now);
     this.events = new TaskEventLog(this.db, now);
     this.directReplies = new DirectReplyStore(this.db, now);
+    this.redeliveries = new RedeliveryQueue(this.db, now);
   }
 
   #appended: (row: TaskEventRow) => void = () => {};

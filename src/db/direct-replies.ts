@@ -14,9 +14,18 @@ export class DirectReplyStore {
     return this.db.select({ json: directReplies.replyJson }).from(directReplies).where(eq(directReplies.messageId, messageId)).get()?.json;
   }
 
+  /** The digest of the message a reply answered (`null`: a record older than digests). */
+  fingerprintOf(messageId: string): string | null | undefined {
+    return this.db.select({ fingerprint: directReplies.fingerprint }).from(directReplies).where(eq(directReplies.messageId, messageId)).get()?.fingerprint;
+  }
+
   /** Records a reply; the first one for a `messageId` stands, and is returned. */
-  put(messageId: string, json: string): string {
-    this.db.insert(directReplies).values({ messageId, replyJson: json, createdAt: this.now() }).onConflictDoNothing().run();
+  put(messageId: string, json: string, fingerprint?: string): string {
+    this.db
+      .insert(directReplies)
+      .values({ messageId, replyJson: json, createdAt: this.now(), fingerprint: fingerprint ?? null })
+      .onConflictDoNothing()
+      .run();
     return this.get(messageId) ?? json;
   }
 

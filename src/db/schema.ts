@@ -18,6 +18,8 @@ export const tasks = sqliteTable(
     statusAt: integer("status_at").notNull(),
     createdAt: integer("created_at").notNull(),
     taskJson: text("task_json").notNull(),
+    /** When a delivery of this task was last given up (epoch ms): retention keeps the task a day past it. */
+    deadLetterAt: integer("dead_letter_at"),
   },
   (t) => [index("tasks_by_status_at").on(t.statusAt, t.id), index("tasks_by_context").on(t.contextId, t.statusAt, t.id)],
 );
@@ -32,6 +34,8 @@ export const acceptedMessages = sqliteTable(
     messageId: text("message_id").primaryKey(),
     taskId: text("task_id").notNull(),
     acceptedAt: integer("accepted_at").notNull(),
+    /** What the message was (a digest), so a retry that differs is told apart; absent on rows older than it. */
+    fingerprint: text("fingerprint"),
   },
   (t) => [index("accepted_messages_by_time").on(t.acceptedAt)],
 );
@@ -267,6 +271,25 @@ export const directReplies = sqliteTable(
     messageId: text("message_id").primaryKey(),
     replyJson: text("reply_json").notNull(),
     createdAt: integer("created_at").notNull(),
+    /** The digest of the message answered; absent on rows older than it. */
+    fingerprint: text("fingerprint"),
   },
   (t) => [index("direct_replies_by_time").on(t.createdAt)],
+);
+
+/**
+ * Push configs set on a task that has dead letters, each waiting to be sent
+ * those events once (`seqs`, in order). A re-delivery turn takes them.
+ */
+export const redeliveries = sqliteTable(
+  "redeliveries",
+  {
+    taskId: text("task_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
+    configId: text("config_id").notNull(),
+    seqsJson: text("seqs_json").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.configId] })],
 );

@@ -47,6 +47,15 @@ export class TaskEventLog {
       .all();
   }
 
+  /** The task's event `seq`. */
+  at(taskId: string, seq: number): TaskEventRow | undefined {
+    return this.db
+      .select()
+      .from(taskEvents)
+      .where(and(eq(taskEvents.taskId, taskId), eq(taskEvents.seq, seq)))
+      .get();
+  }
+
   /** The task's latest event of `kind`. */
   latest(taskId: string, kind: NewTaskEvent["kind"]): TaskEventRow | undefined {
     return this.db

@@ -1,7 +1,7 @@
-import { and, asc, count, desc, eq, gte, inArray, lt, notInArray, or, sum, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, inArray, isNull, lt, notInArray, or, sum, type SQL } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { decodeCursor, encodeCursor } from "./list-cursor.js";
-import { acceptedMessages, hitlRequests, pushConfigs, rounds, subtasks, taskCounts, taskEvents, tasks, toolCalls, turns } from "./schema.js";
+import { acceptedMessages, hitlRequests, pushConfigs, redeliveries, rounds, subtasks, taskCounts, taskEvents, tasks, toolCalls, turns } from "./schema.js";
 
 export type TaskRow = typeof tasks.$inferSelect;
 
@@ -19,6 +19,8 @@ export interface NewTask extends TaskWrite {
   /** The idempotency key of the call that created the task. */
   messageId: string;
   contextId: string;
+  /** A digest of the message, kept with its `messageId` so a retry that differs is told apart. */
+  fingerprint?: string;
 }
 
 /** A guarded write's verdict: written, or refused because the stored task is final or absent. */
@@ -65,8 +67,18 @@ export class TaskStore {
   }
 
   /** A follow-up message taken into a task: a retry of it finds the task. */
-  recordMessage(messageId: string, taskId: string): void {
-    this.db.insert(acceptedMessages).values({ messageId, taskId, acceptedAt: this.now() }).onConflictDoNothing().run();
+  recordMessage(messageId: string, taskId: string, fingerprint?: string): void {
+    this.db
+      .insert(acceptedMessages)
+      .values({ messageId, taskId, acceptedAt: this.now(), fingerprint: fingerprint ?? null })
+      .onConflictDoNothing()
+      .run();
+  }
+
+  /** The digest recorded with a `messageId`: `null` for a record older than digests, `undefined` when there is none. */
+  fingerprintOf(messageId: string): string | null | undefined {
+    return this.db.select({ fingerprint: acceptedMessages.fingerprint }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).get()
+      ?.fingerprint;
   }
 
   /** Whether a task was ever accepted for this `messageId` (it may since have been deleted by retention). */
@@ -89,7 +101,10 @@ export class TaskStore {
           taskJson: task.json,
         })
         .run();
-      tx.insert(acceptedMessages).values({ messageId: task.messageId, taskId: task.id, acceptedAt: at }).onConflictDoNothing().run();
+      tx.insert(acceptedMessages)
+        .values({ messageId: task.messageId, taskId: task.id, acceptedAt: at, fingerprint: task.fingerprint ?? null })
+        .onConflictDoNothing()
+        .run();
       if (pushConfig) tx.insert(pushConfigs).values({ taskId: task.id, id: pushConfig.id, configJson: pushConfig.json, createdAt: at }).run();
     });
   }
@@ -101,6 +116,17 @@ export class TaskStore {
     if (this.#final.has(row.state)) return { kind: "final", row };
     this.db.update(tasks).set({ state: task.state, statusAt: task.statusAt, taskJson: task.json }).where(eq(tasks.id, task.id)).run();
     return { kind: "written" };
+  }
+
+  /**
+   * Rewrites a task's document without a status change, final or not: what
+   * is recorded about its deliveries (`deadLetterAt`: when one was last given
+   * up, which retention keeps the task a day past).
+   */
+  annotate(id: string, json: string, deadLetterAt: number | null): boolean {
+    if (!this.get(id)) return false;
+    this.db.update(tasks).set({ taskJson: json, deadLetterAt }).where(eq(tasks.id, id)).run();
+    return true;
   }
 
   isFinal(state: string): boolean {
@@ -156,13 +182,21 @@ export class TaskStore {
   /**
    * Retention: deletes up to `limit` final tasks whose status is older than
    * `before`, with everything hanging off them, but never one whose turn is
-   * still open (a delivery pending). Their `messageId` records stay. Returns how many went.
+   * still open (a delivery pending) nor one whose delivery was given up at
+   * or after `deadLettersSince`. Their `messageId` records stay. Returns how many went.
    */
-  deleteFinished(before: number, limit: number): { tasks: number; subtaskIds: string[] } {
+  deleteFinished(before: number, limit: number, deadLettersSince: number): { tasks: number; subtaskIds: string[] } {
     const ids = this.db
       .select({ id: tasks.id })
       .from(tasks)
-      .where(and(inArray(tasks.state, [...this.#final]), lt(tasks.statusAt, before), notInArray(tasks.id, this.db.select({ id: turns.taskId }).from(turns))))
+      .where(
+        and(
+          inArray(tasks.state, [...this.#final]),
+          lt(tasks.statusAt, before),
+          notInArray(tasks.id, this.db.select({ id: turns.taskId }).from(turns)),
+          or(isNull(tasks.deadLetterAt), lt(tasks.deadLetterAt, deadLettersSince)),
+        ),
+      )
       .orderBy(asc(tasks.statusAt))
       .limit(limit)
       .all()
@@ -180,6 +214,7 @@ export class TaskStore {
       tx.delete(toolCalls).where(inArray(toolCalls.taskId, ids)).run();
       tx.delete(hitlRequests).where(inArray(hitlRequests.taskId, ids)).run();
       tx.delete(pushConfigs).where(inArray(pushConfigs.taskId, ids)).run();
+      tx.delete(redeliveries).where(inArray(redeliveries.taskId, ids)).run();
       tx.delete(taskEvents).where(inArray(taskEvents.taskId, ids)).run();
       tx.delete(tasks).where(inArray(tasks.id, ids)).run();
     });

@@ -16,7 +16,7 @@ export type Continued = Begun & { answered?: HitlRow };
  * -32004 with the task's state, unless it repeats an answer already taken.
  * Synchronous: it runs inside the accept's write block.
  */
-export function continueTask(db: AgentDB, input: BeginTask, now: number): Continued {
+export function continueTask(db: AgentDB, input: BeginTask, now: number, fingerprint?: string): Continued {
   const taskId = input.message.taskId!;
   const row = db.tasks.get(taskId);
   if (!row) throw taskNotFound(taskId);
@@ -38,7 +38,7 @@ export function continueTask(db: AgentDB, input: BeginTask, now: number): Contin
     throw unsupportedOperation(`Task ${JSON.stringify(taskId)} is ${row.state} and is not waiting for input`, { taskState: row.state });
   }
   const verdict = answer(db, task, input.message, input.caller ?? { key: "" }, now);
-  db.tasks.recordMessage(input.message.messageId, taskId);
+  db.tasks.recordMessage(input.message.messageId, taskId, fingerprint);
   if (verdict.kind === "unchanged") return { task: shape(verdict.task), settledBefore: true };
   return { task: shape(verdict.task), answered: verdict.request };
 }

@@ -13,12 +13,18 @@ import {
   type MessageJson,
   type Replied,
   type CallerObject,
+  type DeadLetter,
   type Delivery,
   type EventLines,
   type StatusUpdateJson,
   type StreamQuery,
   type Finished,
+  type PushConfigFrom,
   type PushConfigJson,
+  type PushOut,
+  type PushTargets,
+  type RedeliveryOutcome,
+  type RedeliveryTarget,
   type TaskJson,
   type TaskListPage,
   type TaskListQuery,
@@ -37,6 +43,8 @@ import type { HitlRow } from "../db/hitl-store.js";
 import type { HitlTarget, RequestBody } from "./hitl.js";
 import { eventTypeOf, expire, park, requestIdOf } from "./parking.js";
 import type { AgentEnv, LifecycleLimits, LifecycleWords, RoundStep, TurnContext } from "./lifecycle.js";
+import { pushOf, pushTargetsOf, queueRedelivery, recordDeadLetters, settleRedelivery } from "./deliveries.js";
+import { messageFingerprint } from "./message-fingerprint.js";
 import { continueTask, type Continued } from "./multi-turn.js";
 import { pushConfigOf, withConfigIds } from "./push-config-ids.js";
 import { reconcileTurns, type ReconcileAction } from "./reconcile-turns.js";
@@ -171,9 +179,12 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const messageId = input.message.messageId;
     const agentId = this.ctx.id.toString();
     const instanceId = await turnInstanceId(agentId, messageId);
+    const fingerprint = await messageFingerprint(input.message);
     // From here to the end of the block nothing awaits, so the task and its
     // turn record are written together and no retry can interleave.
     let slot: string | undefined;
+    // A retry that added a config to a task with dead letters: the task whose re-delivery starts.
+    let queued: string | undefined;
     const verdict = settle((): Continued | Replied => {
       // A stream over the cap is refused before anything is written.
       if (input.stream) {
@@ -181,11 +192,19 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         slot = this.#events.holdSlot(STREAM_SLOT_MS);
       }
       const replied = this.agentDb.directReplies.get(messageId);
-      if (replied) return { message: JSON.parse(replied) as MessageJson };
+      if (replied) {
+        assertSameMessage(this.agentDb.directReplies.fingerprintOf(messageId), fingerprint, messageId);
+        return { message: JSON.parse(replied) as MessageJson };
+      }
       const existing = this.agentDb.tasks.byMessageId(messageId);
       if (existing) {
-        // A retry: nothing new. A turn still open is named again, so the edge
-        // restarts an instance that never appeared (creating it is idempotent).
+        // A retry: nothing new, unless it brings a push config the task lacks.
+        // A turn still open is named again, so the edge restarts an instance
+        // that never appeared (creating it is idempotent).
+        assertSameMessage(this.agentDb.tasks.fingerprintOf(messageId), fingerprint, messageId);
+        if (input.pushConfig && !this.#hasConfig(existing.id, input.pushConfig)) {
+          queued = queueRedelivery(this.agentDb, existing.id, this.#putConfig(existing.id, input.pushConfig).id) ? existing.id : undefined;
+        }
         const open = this.agentDb.turns.get(existing.id);
         const task = shapeTask(taskOf(existing), { historyLength: input.historyLength, includeArtifacts: true });
         return open ? { task, turn: { instanceId: open.instanceId, params: JSON.parse(open.paramsJson) as TurnParams } } : { task };
@@ -193,9 +212,9 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       if (this.agentDb.tasks.wasAccepted(messageId)) {
         throw taskNotFound(`(of messageId ${JSON.stringify(messageId)}: it was accepted here, finished, and has since been deleted)`);
       }
-      if (input.message.taskId) return continueTask(this.agentDb, input, Date.now());
+      if (input.message.taskId) return continueTask(this.agentDb, input, Date.now(), fingerprint);
       const direct = input.immediate ? undefined : this.directReply(input.message);
-      if (direct) return { message: JSON.parse(this.agentDb.directReplies.put(messageId, JSON.stringify(direct))) as MessageJson };
+      if (direct) return { message: JSON.parse(this.agentDb.directReplies.put(messageId, JSON.stringify(direct), fingerprint)) as MessageJson };
       const { maxInFlightTurns } = this.lifecycleLimits();
       const inFlight = this.agentDb.turns.size;
       if (inFlight >= maxInFlightTurns) {
@@ -209,7 +228,13 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       const ids = { id: crypto.randomUUID(), contextId: input.message.contextId || crypto.randomUUID() };
       const task = submittedTask(input.message, ids, now, input.acceptedOutputModes);
       const pushConfig = input.pushConfig && withConfigIds(input.pushConfig, task.id);
-      insertTask(this.agentDb, task, now, { messageId, contextId: task.contextId }, pushConfig && { id: pushConfig.id, json: JSON.stringify(pushConfig) });
+      insertTask(
+        this.agentDb,
+        task,
+        now,
+        { messageId, contextId: task.contextId, fingerprint },
+        pushConfig && { id: pushConfig.id, json: JSON.stringify(pushConfig) },
+      );
       const params: TurnParams = { tenant: input.tenant, agentId, taskId: task.id, messageId, origin: input.origin };
       this.agentDb.turns.open(task.id, instanceId, params, this.recoveryPolicy().reportWithinMs);
       return { task: shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true }), turn: { instanceId, params } };
@@ -225,6 +250,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     }
     const begun = verdict.value;
     await this.#armRetention();
+    if (queued) await this.#redeliver(queued, { tenant: input.tenant, agentId, origin: input.origin });
     if ("message" in begun) return accepted(begun);
     if (begun.turn) await this.#ensureReconciling();
     if (begun.answered) await this.#wake(begun.answered);
@@ -355,19 +381,37 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     });
   }
 
-  async putPushConfig(taskId: string, config: PushConfigJson): Promise<Verdict<PushConfigJson>> {
+  async putPushConfig(taskId: string, config: PushConfigJson, from: PushConfigFrom): Promise<Verdict<PushConfigJson>> {
     if (this.#startFailure) return this.#notStarted();
-    return settle(() => {
+    this.#selfOrigin.learn(from.origin);
+    let queued = false;
+    const verdict = settle(() => {
       this.#requireTask(taskId);
-      const stored = withConfigIds(config, taskId);
-      const put = this.agentDb.pushConfigs.put(taskId, stored.id, JSON.stringify(stored), MAX_PUSH_CONFIGS_PER_TASK);
-      if (put.kind === "full") {
-        throw invalidParams(
-          `Task ${JSON.stringify(taskId)} already has ${put.held} push configs, the most one task may have (${MAX_PUSH_CONFIGS_PER_TASK}): delete one or replace one by its id`,
-        );
-      }
+      const stored = this.#putConfig(taskId, config);
+      queued = queueRedelivery(this.agentDb, taskId, stored.id);
       return stored;
     });
+    if (queued) await this.#redeliver(taskId, { tenant: from.tenant, agentId: this.ctx.id.toString(), origin: from.origin });
+    return verdict;
+  }
+
+  /** Whether the task has this config already: the one with its id, or (without an id) one to the same URL with the same token and authentication. */
+  #hasConfig(taskId: string, config: PushConfigJson): boolean {
+    const same = (a: PushConfigJson, b: PushConfigJson) =>
+      a.url === b.url && (a.token ?? "") === (b.token ?? "") && JSON.stringify(a.authentication ?? null) === JSON.stringify(b.authentication ?? null);
+    return this.#configs(taskId).some((stored) => (config.id ? stored.id === config.id && same(stored, config) : same(stored, config)));
+  }
+
+  /** Stores a config on a task (replacing one with its id); -32602 past the per-task cap. */
+  #putConfig(taskId: string, config: PushConfigJson): PushConfigJson & { id: string } {
+    const stored = withConfigIds(config, taskId);
+    const put = this.agentDb.pushConfigs.put(taskId, stored.id, JSON.stringify(stored), MAX_PUSH_CONFIGS_PER_TASK);
+    if (put.kind === "full") {
+      throw invalidParams(
+        `Task ${JSON.stringify(taskId)} already has ${put.held} push configs, the most one task may have (${MAX_PUSH_CONFIGS_PER_TASK}): delete one or replace one by its id`,
+      );
+    }
+    return stored;
   }
 
   async getPushConfig(taskId: string, configId: string): Promise<Verdict<PushConfigJson>> {
@@ -595,9 +639,67 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   }
 
   async turnDelivered(taskId: string): Promise<Verdict<null>> {
+    const closing = this.agentDb.turns.get(taskId);
     this.agentDb.turns.close(taskId);
+    // Configs set while this turn ran, waiting for dead letters: their re-delivery starts now.
+    if (closing && this.agentDb.redeliveries.of(taskId).length > 0) {
+      await this.#redeliver(taskId, JSON.parse(closing.paramsJson) as TurnParams);
+    }
     if (this.agentDb.turns.size === 0) await this.#stopReconciling();
     return accepted(null);
+  }
+
+  async pushTargets(taskId: string): Promise<Verdict<PushTargets>> {
+    if (this.#startFailure) return this.#notStarted();
+    this.#reported(taskId);
+    const targets = pushTargetsOf(this.agentDb, taskId);
+    return targets ? accepted(targets) : refused(taskNotFound(taskId));
+  }
+
+  async pushOf(taskId: string, configId: string, seq: number): Promise<Verdict<PushOut>> {
+    if (this.#startFailure) return this.#notStarted();
+    this.#reported(taskId);
+    const out = pushOf(this.agentDb, taskId, configId, seq);
+    return out ? accepted(out) : refused(taskNotFound(taskId));
+  }
+
+  async deadLetter(taskId: string, letters: DeadLetter[]): Promise<Verdict<null>> {
+    if (this.#startFailure) return this.#notStarted();
+    recordDeadLetters(this.agentDb, taskId, letters, Date.now());
+    for (const letter of letters)
+      console.warn(`push of task ${taskId} event ${letter.seq} to config ${letter.configId} given up (HTTP ${letter.status}): a dead letter`);
+    return accepted(null);
+  }
+
+  async redeliveryTargets(taskId: string): Promise<Verdict<RedeliveryTarget[]>> {
+    if (this.#startFailure) return this.#notStarted();
+    this.#reported(taskId);
+    return accepted(this.agentDb.redeliveries.of(taskId));
+  }
+
+  async redelivered(taskId: string, outcome: RedeliveryOutcome): Promise<Verdict<null>> {
+    if (this.#startFailure) return this.#notStarted();
+    this.#reported(taskId);
+    settleRedelivery(this.agentDb, taskId, outcome, Date.now());
+    return accepted(null);
+  }
+
+  /**
+   * Starts the re-delivery of a task's dead letters to the configs queued for
+   * them, unless a turn of the task is open (its end starts it, see
+   * `turnDelivered`). It is a turn in the ledger, so the reconciler re-drives
+   * it like any other and retention keeps the task until it ends.
+   */
+  async #redeliver(taskId: string, like: Pick<TurnParams, "tenant" | "agentId" | "origin">): Promise<void> {
+    if (this.agentDb.turns.get(taskId)) return;
+    const row = this.agentDb.tasks.get(taskId);
+    if (!row) return;
+    const instanceId = `redeliver-${crypto.randomUUID()}`;
+    const params: TurnParams = { tenant: like.tenant, agentId: like.agentId, taskId, messageId: row.messageId, origin: like.origin, redeliver: true };
+    this.agentDb.turns.open(taskId, instanceId, params, this.recoveryPolicy().reportWithinMs);
+    await this.#ensureReconciling();
+    // One that does not start now is started by the reconciler's next pass.
+    if (!(await this.#startWorkflow(instanceId, params))) console.warn(`task ${taskId}: its re-delivery did not start; the reconciler tries again`);
   }
 
   // ── no turn is left hanging ──────────────────────────────────────────────
@@ -667,7 +769,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     if (this.#startFailure) return { tasks: 0, messageIds: 0 };
     const { retention } = this.lifecycleLimits();
     const now = Date.now();
-    const deleted = this.agentDb.tasks.deleteFinished(now - retention.finishedTaskDays * DAY_MS, RETENTION_BATCH);
+    // A dead letter keeps its task a day, so a gatekeeper can still set a config and have it re-delivered.
+    const deleted = this.agentDb.tasks.deleteFinished(now - retention.finishedTaskDays * DAY_MS, RETENTION_BATCH, now - DAY_MS);
     await this.onTasksDeleted(deleted.subtaskIds);
     const tasks = deleted.tasks;
     const messageIds =
@@ -735,5 +838,14 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     if (!row || this.agentDb.tasks.isFinal(row.state)) return false;
     appendArtifactChunk(this.agentDb, { id: row.id, contextId: row.contextId }, artifact, chunk);
     return true;
+  }
+}
+
+/** -32602 for a retry whose message is not the one first sent with its `messageId` (a record older than digests is not compared). */
+function assertSameMessage(recorded: string | null | undefined, fingerprint: string, messageId: string): void {
+  if (recorded && recorded !== fingerprint) {
+    throw invalidParams(
+      `params.message differs from the message first sent with messageId ${JSON.stringify(messageId)}: a retry repeats its message exactly; a new message needs a new messageId`,
+    );
   }
 }

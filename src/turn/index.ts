@@ -1,2 +1,2 @@
-export { PushRejected, PushUnreachable, deliverPush, type PushAttempt } from "./push-delivery.js";
+export { classifyPushStatus, deliverPush, type PushAttempt } from "./push-delivery.js";
 export { TurnWorkflowBase } from "./turn-workflow.js";

@@ -1,42 +1,38 @@
 import { signCallbackJwt } from "../a2a/callback-jwt.js";
 import { pushTarget, validatePushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
-import { DynamicAgentsError } from "../errors/index.js";
 import { A2A_JSON, EVENT_SEQ_HEADER, NOTIFICATION_TOKEN_HEADER } from "../a2a/wire.js";
 import type { StreamEventJson } from "../boundary/index.js";
 const ATTEMPT_TIMEOUT_MS = 15_000;
 
-/** A push answered with something other than 2xx. Names the target as origin + path only. */
-export class PushRejected extends DynamicAgentsError {
-  static override readonly code: string = "ERR_PUSH_REJECTED";
-  constructor(
-    readonly target: string,
-    readonly status: number,
-  ) {
-    super(`push to ${target} answered HTTP ${status}`);
-  }
-}
+/**
+ * What one attempt came to (docs/protocol.md "Events, streams and pushes"):
+ * 2xx delivered; 408, 425, 429, 5xx and no answer (status 0) transient,
+ * worth another attempt; any other status permanent (a 3xx too: redirects
+ * are not followed); skipped when the config may no longer be called.
+ */
+export type PushAttempt =
+  | { kind: "delivered"; status: number }
+  | { kind: "transient"; status: number }
+  | { kind: "permanent"; status: number }
+  | { kind: "skipped" };
 
-/** A push that got no answer (network error, timeout). Names the target as origin + path only. */
-export class PushUnreachable extends DynamicAgentsError {
-  static override readonly code: string = "ERR_PUSH_UNREACHABLE";
-  constructor(
-    readonly target: string,
-    reason: string,
-  ) {
-    super(`push to ${target} failed: ${reason}`);
-  }
-}
+const TRANSIENT = new Set([408, 425, 429]);
 
-export type PushAttempt = { status: number } | { skipped: true };
+/** The class of an HTTP status a push was answered with. */
+export function classifyPushStatus(status: number): "delivered" | "transient" | "permanent" {
+  if (status >= 200 && status <= 299) return "delivered";
+  if (status === 0 || TRANSIENT.has(status) || (status >= 500 && status <= 599)) return "transient";
+  return "permanent";
+}
 
 /**
  * One delivery attempt of a StreamResponse to a push config. The config is
  * validated again against `allowlist` first, read at delivery time: an origin
  * an operator removed from `GATEKEEPER_ORIGINS` since the config was accepted
  * is never called (skipped, not retried, since a retry cannot change that).
- * Throws on a network error, a timeout or a non-2xx answer, so the durable
- * step around it retries with backoff: delivery is at least once.
+ * Never throws for the gatekeeper's answer: the caller schedules what comes
+ * next from the attempt's class. Logs name the target by origin and path only.
  */
 export async function deliverPush(options: {
   config: unknown;
@@ -48,6 +44,8 @@ export async function deliverPush(options: {
   origin: string;
   /** The gatekeeper origins trusted now. */
   allowlist: ReadonlySet<string>;
+  /** The task the push is about: the callback JWT's task claim. */
+  taskId: string;
   fetch?: typeof fetch;
 }): Promise<PushAttempt> {
   const target = pushTarget(String((options.config as { url?: unknown } | null)?.url ?? ""));
@@ -56,14 +54,14 @@ export async function deliverPush(options: {
     config = validatePushConfig(options.config, options.allowlist, "the push config");
   } catch (error) {
     console.warn(`push to ${target} skipped: ${error instanceof Error ? error.message : String(error)}`);
-    return { skipped: true };
+    return { kind: "skipped" };
   }
   const headers: Record<string, string> = { "Content-Type": A2A_JSON };
   // A2A §4.3.3: credentials the client asked for replace our own bearer token.
   if (config.authentication?.scheme) {
     headers.Authorization = `${config.authentication.scheme} ${config.authentication.credentials}`.trim();
   } else {
-    headers.Authorization = `Bearer ${await signCallbackJwt({ key: options.key, issuer: options.origin, url: config.url })}`;
+    headers.Authorization = `Bearer ${await signCallbackJwt({ key: options.key, issuer: options.origin, url: config.url, taskId: options.taskId })}`;
   }
   if (config.token) headers[NOTIFICATION_TOKEN_HEADER] = config.token;
   headers[EVENT_SEQ_HEADER] = String(options.seq);
@@ -71,25 +69,28 @@ export async function deliverPush(options: {
   // stays armed for its full period and keeps the isolate busy.
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DOMException("push timed out", "TimeoutError")), ATTEMPT_TIMEOUT_MS);
-  let response: Response;
+  let status: number;
   try {
-    response = await (options.fetch ?? fetch)(config.url, {
+    const response = await (options.fetch ?? fetch)(config.url, {
       method: "POST",
       headers,
       body: JSON.stringify(options.body),
       signal: controller.signal,
       redirect: "manual",
     });
+    status = response.status;
     await response.body?.cancel();
   } catch (error) {
     // A fetch error may quote the URL it failed on, query and all: say what
-    // happened without it (and without a `cause` that would carry it along).
-    throw new PushUnreachable(target, withoutUrl(error, config.url, target));
+    // happened without it.
+    console.warn(`push to ${target} got no answer: ${withoutUrl(error, config.url, target)}`);
+    return { kind: "transient", status: 0 };
   } finally {
     clearTimeout(timer);
   }
-  if (response.status < 200 || response.status > 299) throw new PushRejected(target, response.status);
-  return { status: response.status };
+  const kind = classifyPushStatus(status);
+  if (kind !== "delivered") console.warn(`push to ${target} answered HTTP ${status} (${kind})`);
+  return { kind, status };
 }
 
 function withoutUrl(error: unknown, url: string, target: string): string {

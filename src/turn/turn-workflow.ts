@@ -2,15 +2,16 @@ import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type Workflo
 import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
 import { loadSigningKey } from "../a2a/signing-key.js";
 import { isTerminalName } from "../a2a/task-state.js";
-import type { AgentNamespace, TurnObject, TurnParams } from "../boundary/index.js";
-import { deliverPush } from "./push-delivery.js";
+import type { AgentNamespace, DeadLetter, PushTargets, TurnObject, TurnParams } from "../boundary/index.js";
+import { retriesAfter, waitAfter } from "./delivery-schedule.js";
+import { deliverPush, type PushAttempt } from "./push-delivery.js";
 
 /** The model call: a couple of retries for a crashed isolate; the fallback model is tried inside. */
 const RUN_STEP: WorkflowStepConfig = { retries: { limit: 2, delay: "5 seconds", backoff: "exponential" }, timeout: "10 minutes" };
-/** A webhook that is down gets exponential backoff (2 s, 4 s, … about 34 minutes in all) before the instance errors. */
-const DELIVER_STEP = { retries: { limit: 10, delay: 2_000, backoff: "exponential" }, timeout: "30 seconds" } satisfies WorkflowStepConfig;
-/** The wait before the retry that follows attempt `attempt` of DELIVER_STEP. */
-const deliveryBackoffMs = (attempt: number) => DELIVER_STEP.retries.delay * 2 ** Math.max(0, attempt - 1);
+/** One push attempt; its retries are for the object or the isolate failing, the gatekeeper's refusals are scheduled (delivery-schedule.ts). */
+const ATTEMPT_STEP: WorkflowStepConfig = { retries: { limit: 3, delay: "2 seconds", backoff: "exponential" }, timeout: "30 seconds" };
+/** An attempt's fetch gives up after 15 s (push-delivery.ts); the object allows that much past a wait. */
+const ATTEMPT_TIMEOUT_MS = 30_000;
 /** A progress push is best effort: one attempt, and its failure is swallowed. */
 const PROGRESS_STEP: WorkflowStepConfig = { retries: { limit: 0, delay: "1 second" }, timeout: "30 seconds" };
 /** A guard against a turn that never ends; the agent's own round budget is far below it. */
@@ -40,6 +41,8 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
       return namespace.get(namespace.idFromString(turn.agentId));
     };
 
+    if (turn.redeliver) return this.#redeliver(step, agent, turn);
+
     // Step names are stable across deploys: an instance in flight replays its
     // finished steps by name, so a renamed step would run twice.
     const started = await step.do("start", QUICK_STEP, () => agent().turnStarted(turn.taskId, turn.origin));
@@ -68,7 +71,12 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
         // Parked: announce it, wait for the object's event (answered, expired,
         // canceled), tell what came of it, and run the same round again.
         parks++;
-        await step.do(`ask ${parks}`, QUICK_STEP, () => this.#announce(agent(), turn));
+        // The request is delivered like the answer (the schedule, dead letters): a gatekeeper that missed it could not ask.
+        const ask = await step.do(`ask ${parks} targets`, QUICK_STEP, async () => {
+          const found = await agent().pushTargets(turn.taskId);
+          return found.ok ? found.value : { seq: 0, configIds: [] };
+        });
+        await this.#deliverAll(step, agent, turn, ask, `ask ${parks}`);
         try {
           await step.waitForEvent(`answer ${parks}`, { type: result.eventType, timeout: Math.max(60_000, result.expiresAt - Date.now() + WAIT_MARGIN_MS) });
         } catch {
@@ -90,34 +98,89 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
       if (verdict.ok) state = verdict.value.state;
     }
 
-    const delivery = await step.do("targets", QUICK_STEP, async () => {
-      const found = await agent().deliveryOf(turn.taskId);
-      return found.ok ? found.value.configs.map((config) => String(config.id)) : [];
+    const targets = await step.do("push targets", QUICK_STEP, async () => {
+      const found = await agent().pushTargets(turn.taskId);
+      return found.ok ? found.value : { seq: 0, configIds: [] };
     });
-    for (const configId of delivery) {
-      await step.do(`deliver ${configId}`, DELIVER_STEP, async (ctx) => {
-        const found = await agent().deliveryOf(turn.taskId);
-        const config = found.ok ? found.value.configs.find((c) => c.id === configId) : undefined;
-        // Deleted since: nobody is waiting at that URL any more.
-        if (!found.ok || !config) return { skipped: true };
-        try {
-          return await deliverPush({
-            config,
-            body: { task: found.value.task },
-            seq: found.value.status.seq,
-            key: await loadSigningKey(this.env.A2A_SIGNING_KEY),
-            origin: turn.origin,
-            allowlist: this.#gatekeeperOrigins(),
-          });
-        } catch (error) {
-          // In backoff is alive: the object waits for the next attempt before calling the turn lost.
-          await agent().turnProgress(turn.taskId, deliveryBackoffMs(ctx.attempt));
-          throw error;
-        }
-      });
-    }
+    await this.#deliverAll(step, agent, turn, targets, "push");
     await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId));
     return { state };
+  }
+
+  /**
+   * Event `targets.seq` to every config in `targets`, on the schedule of
+   * delivery-schedule.ts: each round tries every config still pending, one
+   * step each, then sleeps before the next; a config that refuses for good, or
+   * whose hour runs out, is a dead letter, recorded on the task unless
+   * `record` is false (a re-delivery records its own). Returns the dead letters.
+   */
+  async #deliverAll(step: WorkflowStep, agent: () => TurnObject, turn: TurnParams, targets: PushTargets, name: string, record = true): Promise<DeadLetter[]> {
+    const letters: DeadLetter[] = [];
+    let pending = targets.configIds;
+    let first: number | undefined;
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      const next: string[] = [];
+      for (const configId of pending) {
+        const tried = await step.do(`${name} ${configId} ${attempt}`, ATTEMPT_STEP, () => this.#attempt(agent(), turn, configId, targets.seq));
+        first ??= tried.at;
+        if (tried.kind === "delivered" || tried.kind === "skipped") continue;
+        if (tried.kind === "transient" && retriesAfter(attempt, tried.at, first)) next.push(configId);
+        else letters.push({ configId, seq: targets.seq, status: tried.status, at: new Date(tried.at).toISOString() });
+      }
+      pending = next;
+      if (pending.length === 0) break;
+      const wait = waitAfter(attempt);
+      // In backoff is alive: the object waits for the next attempt before calling the turn lost.
+      await step.do(`${name} backoff ${attempt}`, QUICK_STEP, () => agent().turnProgress(turn.taskId, wait + ATTEMPT_TIMEOUT_MS));
+      await step.sleep(`${name} wait ${attempt}`, wait);
+    }
+    if (record && letters.length > 0) await step.do(`${name} dead letters`, QUICK_STEP, () => agent().deadLetter(turn.taskId, letters));
+    return letters;
+  }
+
+  /** One attempt: the push as it goes out now, and what came of it (when, for the schedule). */
+  async #attempt(agent: TurnObject, turn: TurnParams, configId: string, seq: number): Promise<{ kind: PushAttempt["kind"]; status: number; at: number }> {
+    const out = await agent.pushOf(turn.taskId, configId, seq);
+    // Deleted since, or the task is gone: nobody is waiting at that URL any more.
+    if (!out.ok || out.value.gone) return { kind: "skipped", status: 0, at: Date.now() };
+    const attempt = await deliverPush({
+      config: out.value.config,
+      body: out.value.body,
+      seq,
+      key: await loadSigningKey(this.env.A2A_SIGNING_KEY),
+      origin: turn.origin,
+      allowlist: this.#gatekeeperOrigins(),
+      taskId: turn.taskId,
+    });
+    return { kind: attempt.kind, status: "status" in attempt ? attempt.status : 0, at: Date.now() };
+  }
+
+  /**
+   * A re-delivery (`TurnParams.redeliver`): each config queued for the task's
+   * dead letters is sent them once, in `seq` order, on the same schedule; the
+   * first it gives up on ends its turn, and that event and the later ones are
+   * its dead letters now.
+   */
+  async #redeliver(step: WorkflowStep, agent: () => TurnObject, turn: TurnParams): Promise<{ state: string }> {
+    const queued = await step.do("redelivery targets", QUICK_STEP, async () => {
+      const found = await agent().redeliveryTargets(turn.taskId);
+      return found.ok ? found.value : [];
+    });
+    for (const { configId, seqs } of queued) {
+      const delivered: number[] = [];
+      let givenUp: DeadLetter[] = [];
+      for (const [index, seq] of seqs.entries()) {
+        const [letter] = await this.#deliverAll(step, agent, turn, { seq, configIds: [configId] }, `redeliver ${configId} ${seq}`, false);
+        if (letter) {
+          givenUp = seqs.slice(index).map((later) => ({ ...letter, seq: later }));
+          break;
+        }
+        delivered.push(seq);
+      }
+      await step.do(`redelivered ${configId}`, QUICK_STEP, () => agent().redelivered(turn.taskId, { configId, delivered, givenUp }));
+    }
+    await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId));
+    return { state: "redelivered" };
   }
 
   /**
@@ -146,7 +209,8 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
       const allowlist = this.#gatekeeperOrigins();
       for (const config of found.configs) {
         try {
-          if ("status" in (await deliverPush({ config, body: { statusUpdate }, seq, key, origin: turn.origin, allowlist }))) sent++;
+          const attempt = await deliverPush({ config, body: { statusUpdate }, seq, key, origin: turn.origin, allowlist, taskId: turn.taskId });
+          if (attempt.kind === "delivered") sent++;
         } catch (error) {
           console.warn(`status push for ${turn.taskId} failed (best effort)`, error);
         }

@@ -162,7 +162,7 @@ const getExtendedAgentCard: Method = async (_params, ctx) => (await ctx.cards.te
 const createPushConfig: Method = async (params, ctx) => {
   const taskId = parsePushConfigTask(params);
   const config = validatePushConfig(params, ctx.allowlist, "params");
-  return unwrap(await ctx.agent().putPushConfig(taskId, pushConfigJson(config)));
+  return unwrap(await ctx.agent().putPushConfig(taskId, pushConfigJson(config), { tenant: ctx.tenant, origin: ctx.origin }));
 };
 
 const getPushConfig: Method = async (params, ctx) => {

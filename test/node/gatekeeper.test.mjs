@@ -1,13 +1,14 @@
 // The dev gatekeeper (scripts/dev/gatekeeper.mjs), in Node, against a fake
 // agent that signs with the core's own code: trust on first use, the push
 // checks, and tokens the edge's own verifier accepts.
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GatekeeperJwks, verifyGatekeeperToken } from "@dynamicagents/core/a2a";
 import { SignJWT, importJWK } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { A2A_JSON, CALLBACK_TTL_SECONDS, NOTIFICATION_TOKEN_HEADER, endpointOf, jwksUrlOf } from "../../src/a2a/wire.ts";
+import { A2A_JSON, CALLBACK_TTL_SECONDS, NOTIFICATION_TOKEN_HEADER, TASK_CLAIM, endpointOf, jwksUrlOf } from "../../src/a2a/wire.ts";
 import { PinMismatch, RegistrationFailed, startGatekeeper } from "../../scripts/dev/gatekeeper.mjs";
 import { freshAgentJwk, startFakeAgent } from "./support/fake-agent.mjs";
 
@@ -130,7 +131,10 @@ describe("receiving pushes", () => {
   /** @param {{ bearer?: string | null, notificationToken?: string | null, body?: unknown, contentType?: string, url?: string }} [options] */
   async function push({ bearer, notificationToken = token, body = completed(), contentType = A2A_JSON, url = gatekeeper.pushUrl } = {}) {
     const headers = { "Content-Type": contentType };
-    const jwt = bearer === undefined ? await agent.callbackToken(gatekeeper.pushUrl) : bearer;
+    const jwt =
+      bearer === undefined
+        ? await agent.callbackToken(gatekeeper.pushUrl, /** @type {any} */ (body).task?.id ?? /** @type {any} */ (body).statusUpdate?.taskId)
+        : bearer;
     if (jwt !== null) headers.Authorization = `Bearer ${jwt}`;
     if (notificationToken !== null) headers[NOTIFICATION_TOKEN_HEADER] = notificationToken;
     const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
@@ -139,19 +143,31 @@ describe("receiving pushes", () => {
 
   /**
    * A callback token signed by `jwk` (default: the agent's own key), with any claim bent.
-   * @param {{ jwk?: string, iss?: string, aud?: string, iat?: number, exp?: number, kid?: string, jku?: string }} [options]
+   * `task` and `jti` are left out when given as null.
+   * @param {{ jwk?: string, iss?: string, aud?: string, iat?: number, exp?: number, kid?: string, jku?: string, task?: string | null, jti?: string | null }} [options]
    */
-  async function callbackToken({ jwk = agent.secret, iss = agent.origin, aud = gatekeeper.pushUrl, iat, exp, kid, jku } = {}) {
+  async function callbackToken({
+    jwk = agent.secret,
+    iss = agent.origin,
+    aud = gatekeeper.pushUrl,
+    iat,
+    exp,
+    kid,
+    jku,
+    task = "task-1",
+    jti = randomUUID(),
+  } = {}) {
     const parsed = JSON.parse(jwk);
     const key = await importJWK({ ...parsed, alg: "EdDSA" }, "EdDSA");
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({})
+    const jwt = new SignJWT(task === null ? {} : { [TASK_CLAIM]: task })
       .setProtectedHeader({ alg: "EdDSA", typ: "JWT", kid: kid ?? JSON.parse(agent.secret).kid, jku: jku ?? jwksUrlOf(agent.origin) })
       .setIssuer(iss)
       .setAudience(aud)
       .setIssuedAt(iat ?? now)
-      .setExpirationTime(exp ?? now + CALLBACK_TTL_SECONDS)
-      .sign(key);
+      .setExpirationTime(exp ?? now + CALLBACK_TTL_SECONDS);
+    if (jti !== null) jwt.setJti(jti);
+    return jwt.sign(key);
   }
 
   function expectRefused(reply, check) {
@@ -221,6 +237,18 @@ describe("receiving pushes", () => {
   it("refuses a token that lives longer than five minutes", async () => {
     const now = Math.floor(Date.now() / 1000);
     expectRefused(await push({ bearer: await callbackToken({ iat: now, exp: now + CALLBACK_TTL_SECONDS + 60 }) }), "exp");
+  });
+
+  it("refuses a callback token signed for another task, one without a jti or task claim, and a replayed one", async () => {
+    expectRefused(await push({ bearer: await callbackToken({ task: "task-2" }) }), "task");
+    expectRefused(await push({ bearer: await callbackToken({ task: null }) }), "task");
+    expectRefused(await push({ bearer: await callbackToken({ jti: null }) }), "jti");
+    const once = await callbackToken();
+    expect((await push({ bearer: once })).status).toBe(200);
+    const replayed = await push({ bearer: once });
+    expect(replayed.status).toBe(401);
+    expect(replayed.body.check).toBe("jti");
+    expect(accepted).toHaveLength(1);
   });
 
   it("refuses a wrong or missing notification token, and a token used for another task", async () => {

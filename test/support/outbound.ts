@@ -24,8 +24,8 @@ export interface Outbound {
   requests: Array<{ method: string; url: string }>;
   /** What the gatekeepers' JWKS endpoints currently serve (both gatekeepers publish the same keys). */
   jwks: { keys: unknown[] };
-  /** Responses for specific URLs (pushes or anything else); a push URL answers 200 otherwise. */
-  pushReplies: Map<string, () => Response>;
+  /** Responses for specific URLs (pushes or anything else), given the request; a push URL answers 200 otherwise. */
+  pushReplies: Map<string, (request: Request) => Response>;
   /** Web pages by URL (GET), for agents that read the web. */
   pages: Map<string, () => Response | Promise<Response>>;
   /** Pushes the gatekeepers received (a 2xx answer), in order. */
@@ -63,7 +63,7 @@ export function interceptOutbound(): Outbound {
     pushOrigins: [OTHER_GATEKEEPER, "http://127.0.0.1:9999"],
     respond: async (request) => {
       const reply = outbound.pushReplies.get(request.url);
-      if (reply) return reply();
+      if (reply) return reply(request);
       // The second gatekeeper publishes the same keys at its own JWKS URL.
       if (request.method === "GET" && request.url === `${OTHER_GATEKEEPER}/.well-known/jwks.json`) return Response.json({ keys: gatekeeper.jwks });
       if (request.url.startsWith(`${MODEL_BASE}/`)) {

@@ -67,7 +67,7 @@ export async function startFakeAgent({ tenants = ["assistant"] } = {}) {
       tamper = fn;
     },
     /** A callback token exactly as the Worker's push delivery signs it. */
-    callbackToken: async (url) => signCallbackJwt({ key: await loadSigningKey(secret), issuer: origin, url }),
+    callbackToken: async (url, taskId = "task-1") => signCallbackJwt({ key: await loadSigningKey(secret), issuer: origin, url, taskId }),
     close: () => closeServer(server),
   };
 }

@@ -1,0 +1,197 @@
+import { DEAD_LETTERS_KEY, EVENT_SEQ_HEADER, TASK_CLAIM } from "@dynamicagents/core/a2a";
+import { decodeJwt } from "jose";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { OTHER_GATEKEEPER, PUSH_URL } from "./support/constants.js";
+import { eventually } from "./support/outbound.js";
+import { call, sendParams, userMessage } from "./support/rpc.js";
+import { useTurnHarness } from "./support/turn-harness.js";
+
+// Deliveries (docs/protocol.md "Events, streams and pushes"): a transient
+// refusal is retried on the schedule, a permanent one is not, a delivery
+// given up is a dead letter on the task, and a push config set afterwards is
+// sent it once. The harness disables the Workflow's sleeps, so a schedule's
+// waits take no time here; the hour is crossed by moving the clock.
+
+const harness = useTurnHarness();
+const newCaller = () => ({ identity: { key: `caller-${crypto.randomUUID()}` } });
+type Caller = ReturnType<typeof newCaller>;
+const LATER_URL = `${OTHER_GATEKEEPER}/hooks/a2a`;
+
+afterEach(() => vi.restoreAllMocks());
+
+/** Every attempt at `url` (answered whatever it was), with the headers it carried. */
+function attemptsAt(url: string, answer: (n: number) => Response) {
+  const seen: Array<{ authorization: string; seq: string | null; body: any }> = [];
+  harness.outbound.pushReplies.set(url, (request) => {
+    seen.push({ authorization: request.headers.get("Authorization") ?? "", seq: request.headers.get(EVENT_SEQ_HEADER), body: null });
+    return answer(seen.length);
+  });
+  return seen;
+}
+
+async function send(caller: Caller, text: string, messageId?: string) {
+  const reply = await call("SendMessage", sendParams(text, messageId), { mint: caller });
+  expect(reply.body.error).toBeUndefined();
+  return reply.body.result.task as { id: string };
+}
+
+async function deadLettersOf(caller: Caller, taskId: string) {
+  return eventually(
+    async () => (await call("GetTask", { id: taskId }, { mint: caller })).body.result.metadata?.[DEAD_LETTERS_KEY],
+    (letters) => Array.isArray(letters) && letters.length > 0,
+    "a dead letter on the task",
+  );
+}
+
+const instanceDone = async () => {
+  const [instance] = await eventually(
+    () => harness.workflows.get(),
+    (found) => found.length > 0,
+    "the turn's instance",
+  );
+  await instance!.waitForStatus("complete");
+};
+
+describe("delivery classes", () => {
+  it("a 503 is retried until it is taken, each attempt with a callback token of its own for this task", async () => {
+    const attempts = attemptsAt(PUSH_URL, (n) => new Response(null, { status: n <= 2 ? 503 : 200 }));
+    const caller = newCaller();
+    const task = await send(caller, "retry me");
+    await instanceDone();
+    expect(attempts).toHaveLength(3);
+    expect(new Set(attempts.map((a) => a.seq)).size).toBe(1);
+    const claims = attempts.map((a) => decodeJwt(a.authorization.replace(/^Bearer /, "")));
+    expect(new Set(claims.map((c) => c.jti)).size).toBe(3);
+    expect(claims.every((c) => c[TASK_CLAIM] === task.id)).toBe(true);
+    const done = (await call("GetTask", { id: task.id }, { mint: caller })).body.result;
+    expect(done.metadata?.[DEAD_LETTERS_KEY]).toBeUndefined();
+  });
+
+  it("a 404 is not retried: one attempt, and a dead letter naming the config, the event and the status", async () => {
+    const attempts = attemptsAt(PUSH_URL, () => new Response(null, { status: 404 }));
+    const caller = newCaller();
+    const task = await send(caller, "nobody home");
+    const letters = await deadLettersOf(caller, task.id);
+    await instanceDone();
+    expect(attempts).toHaveLength(1);
+    const [config] = (await call("ListTaskPushNotificationConfigs", { taskId: task.id }, { mint: caller })).body.result.configs;
+    expect(letters).toEqual([{ configId: config.id, seq: Number(attempts[0]!.seq), status: 404, at: expect.any(String) }]);
+    expect(Number.isNaN(Date.parse(letters[0].at))).toBe(false);
+  });
+
+  it("a redirect is permanent too: not followed, not retried", async () => {
+    const attempts = attemptsAt(PUSH_URL, () => new Response(null, { status: 302, headers: { Location: LATER_URL } }));
+    const caller = newCaller();
+    const task = await send(caller, "moved");
+    expect((await deadLettersOf(caller, task.id))[0].status).toBe(302);
+    await instanceDone();
+    expect(attempts).toHaveLength(1);
+    expect(harness.outbound.requests.filter((r) => r.url === LATER_URL)).toEqual([]);
+  });
+
+  it("a transient refusal ends in a dead letter once the hour is over", async () => {
+    const realNow = Date.now.bind(Date);
+    let shift = 0;
+    vi.spyOn(Date, "now").mockImplementation(() => realNow() + shift);
+    // The third attempt comes, as far as the clock says, an hour and a minute after the first.
+    const attempts = attemptsAt(PUSH_URL, (n) => {
+      if (n === 2) shift = 61 * 60_000;
+      return new Response(null, { status: 503 });
+    });
+    const caller = newCaller();
+    const task = await send(caller, "down all hour");
+    const letters = await deadLettersOf(caller, task.id);
+    await instanceDone();
+    expect(letters).toEqual([expect.objectContaining({ status: 503 })]);
+    expect(attempts).toHaveLength(2);
+  });
+});
+
+describe("re-delivery", () => {
+  it("a push config set on a task with a dead letter is sent that event once, and the dead letter goes", async () => {
+    attemptsAt(PUSH_URL, () => new Response(null, { status: 404 }));
+    const caller = newCaller();
+    const task = await send(caller, "deliver later");
+    const [letter] = await deadLettersOf(caller, task.id);
+    await instanceDone();
+    const set = await call("CreateTaskPushNotificationConfig", { taskId: task.id, url: LATER_URL, token: "t-2" }, { mint: caller });
+    expect(set.body.error).toBeUndefined();
+    const pushed = await eventually(
+      () => harness.outbound.pushes.filter((p) => p.url === LATER_URL),
+      (found) => found.length > 0,
+      "the re-delivery",
+    );
+    expect(pushed[0]!.body.task.id).toBe(task.id);
+    expect(pushed[0]!.body.task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(Number(pushed[0]!.headers.get(EVENT_SEQ_HEADER))).toBe(letter.seq);
+    const after = await eventually(
+      async () => (await call("GetTask", { id: task.id }, { mint: caller })).body.result,
+      (t) => t.metadata?.[DEAD_LETTERS_KEY] === undefined,
+      "the dead letter cleared",
+    );
+    expect(after.status.state).toBe("TASK_STATE_COMPLETED");
+    // Once: setting yet another config later re-delivers nothing.
+    await call("CreateTaskPushNotificationConfig", { taskId: task.id, url: `${LATER_URL}/again`, token: "t-3" }, { mint: caller });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(harness.outbound.pushes.filter((p) => p.url.startsWith(LATER_URL))).toHaveLength(1);
+  });
+
+  it("a re-delivery refused again leaves the dead letter under the new config", async () => {
+    attemptsAt(PUSH_URL, () => new Response(null, { status: 404 }));
+    attemptsAt(LATER_URL, () => new Response(null, { status: 410 }));
+    const caller = newCaller();
+    const task = await send(caller, "still nobody");
+    await deadLettersOf(caller, task.id);
+    await instanceDone();
+    const set = (await call("CreateTaskPushNotificationConfig", { taskId: task.id, url: LATER_URL, token: "t-2" }, { mint: caller })).body.result;
+    const letters = await eventually(
+      async () => (await call("GetTask", { id: task.id }, { mint: caller })).body.result.metadata?.[DEAD_LETTERS_KEY],
+      (found) => Array.isArray(found) && found.some((l: { configId: string }) => l.configId === set.id),
+      "the new dead letter",
+    );
+    expect(letters).toEqual([expect.objectContaining({ configId: set.id, status: 410 })]);
+  });
+});
+
+describe("retried sends", () => {
+  it("the same messageId with another message is -32602 and changes nothing", async () => {
+    const caller = newCaller();
+    const task = await send(caller, "the original", "m-same");
+    const changed = await call("SendMessage", sendParams("something else", "m-same"), { mint: caller });
+    expect(changed.body.error.code).toBe(-32602);
+    expect(changed.body.error.message).toContain("m-same");
+    const again = await call("SendMessage", sendParams("the original", "m-same"), { mint: caller });
+    expect(again.body.result.task.id).toBe(task.id);
+  });
+
+  it("the same message with a push config the task lacks adds it, and one it has is not added twice", async () => {
+    const caller = newCaller();
+    const message = userMessage("two places", "m-two");
+    const task = await send(caller, "two places", "m-two");
+    const withOther = { message, configuration: { returnImmediately: true, taskPushNotificationConfig: { url: LATER_URL, token: "t-2" } } };
+    expect((await call("SendMessage", withOther, { mint: caller })).body.result.task.id).toBe(task.id);
+    expect((await call("SendMessage", withOther, { mint: caller })).body.result.task.id).toBe(task.id);
+    const configs = (await call("ListTaskPushNotificationConfigs", { taskId: task.id }, { mint: caller })).body.result.configs;
+    expect(configs.map((c: { url: string }) => c.url).sort()).toEqual([LATER_URL, PUSH_URL].sort());
+  });
+
+  it("a retry that adds a config to a task with a dead letter gets it re-delivered there", async () => {
+    attemptsAt(PUSH_URL, () => new Response(null, { status: 404 }));
+    const caller = newCaller();
+    const message = userMessage("retry with a new hook", "m-hook");
+    const task = await send(caller, "retry with a new hook", "m-hook");
+    await deadLettersOf(caller, task.id);
+    await instanceDone();
+    await call(
+      "SendMessage",
+      { message, configuration: { returnImmediately: true, taskPushNotificationConfig: { url: LATER_URL, token: "t-2" } } },
+      { mint: caller },
+    );
+    const pushed = await eventually(
+      () => harness.outbound.pushes.filter((p) => p.url === LATER_URL),
+      (found) => found.length > 0,
+      "the re-delivery",
+    );
+    expect(pushed[0]!.body.task.id).toBe(task.id);
+  });
+});
