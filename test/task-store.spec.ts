@@ -136,6 +136,40 @@ describe("the task store: rows and verdicts", () => {
   });
 });
 
+describe("long lists on Durable Object SQLite (at most 100 bound variables a statement)", () => {
+  it("retention deletes a batch of 200 finished tasks, and their messageId records later", async () => {
+    const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
+    const result = await runInDurableObject(stub, (_instance, state) => {
+      const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
+      for (let i = 0; i < 250; i++) {
+        db.tasks.insert({ id: `t${i}`, state: "TASK_STATE_COMPLETED", statusAt: i, json: "{}", messageId: `m${i}`, contextId: "c" }, { id: "p", json: "{}" });
+      }
+      const deleted = db.tasks.deleteFinished(1_000, 200, 0);
+      const forgotten = db.tasks.forgetMessages(Date.now() + 1_000, 200);
+      return { deleted: deleted.tasks, left: db.tasks.page({ limit: 100 }), forgotten };
+    });
+    expect(result.deleted).toBe(200);
+    expect(result.left).toMatchObject({ kind: "page", total: 50 });
+    expect(result.forgotten).toBe(200);
+  });
+
+  it("a compaction folds hundreds of entries of a conversation at once", async () => {
+    const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
+    const left = await runInDurableObject(stub, (_instance, state) => {
+      const conversations = new AgentDB(state.storage, TERMINAL_STATE_NAMES).conversations;
+      for (let i = 0; i < 300; i++) conversations.append("conv", `task-${i}`, `k${i}`, { role: "user", content: `turn ${i}` });
+      for (let i = 0; i < 300; i++) conversations.commit(`task-${i}`);
+      const foldable = conversations.foldable("conv", 0);
+      conversations.claimCompaction("conv", Date.now() + 60_000);
+      conversations.folded("conv", { role: "system", content: "summary" }, foldable.at(-1)!.id);
+      return { folded: foldable.length, window: conversations.window("conv", "none", 400) };
+    });
+    expect(left.folded).toBeGreaterThan(100);
+    expect(left.window.committed.length).toBe(300 - left.folded);
+    expect(left.window.summary).toBeDefined();
+  });
+});
+
 describe("ListTasks (A2A §3.1.4)", () => {
   it("walks 250 tasks page by page, each exactly once, newest status first", async () => {
     const agent = freshAgent();

@@ -1,3 +1,5 @@
+import { readCapped } from "@dynamicagents/core/plugin";
+
 /** Bytes of a page read at most; the rest is never pulled from the network. */
 export const MAX_PAGE_BYTES = 1024 * 1024;
 /** A page that has not arrived by then is not worth waiting for. */
@@ -35,51 +37,6 @@ export async function readPage(target: URL, options: ReadPageOptions = {}): Prom
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Reads a body up to `maxBytes`, then cancels it; an abort cancels it too and throws the abort's reason. */
-async function readCapped(body: ReadableStream<Uint8Array> | null, maxBytes: number, signal: AbortSignal): Promise<{ bytes: Uint8Array; truncated: boolean }> {
-  if (!body) return { bytes: new Uint8Array(0), truncated: false };
-  const reader = body.getReader();
-  // A stalled stream never returns from read(): canceling it ends the wait.
-  const onAbort = () => void reader.cancel(signal.reason).catch(() => undefined);
-  signal.addEventListener("abort", onAbort);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  let truncated = false;
-  try {
-    signal.throwIfAborted();
-    for (;;) {
-      const { done, value } = await reader.read();
-      signal.throwIfAborted();
-      if (done) break;
-      const room = maxBytes - total;
-      if (value.byteLength >= room) {
-        chunks.push(value.subarray(0, room));
-        total += room;
-        // At the cap we stop without asking whether more would follow.
-        truncated = true;
-        await reader.cancel();
-        break;
-      }
-      chunks.push(value);
-      total += value.byteLength;
-    }
-  } catch (error) {
-    // Aborted (or failed) before the end: the rest of the body is not wanted.
-    await reader.cancel(error).catch(() => undefined);
-    throw error;
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-    reader.releaseLock();
-  }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return { bytes, truncated };
 }
 
 /** Elements whose content is not text a reader sees. */

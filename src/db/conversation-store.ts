@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, lte, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, lte, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { conversationEntries, conversationState } from "./schema.js";
 
@@ -201,14 +201,11 @@ export class ConversationStore {
           .where(eq(conversationState.conversationId, conversationId))
           .run();
       }
-      const gone = tx
-        .select({ id: conversationEntries.id })
-        .from(conversationEntries)
+      // By a condition, not a list of ids: a compaction folds hundreds of entries.
+      tx.delete(conversationEntries)
         .where(and(eq(conversationEntries.conversationId, conversationId), eq(conversationEntries.kind, "message"), lte(conversationEntries.id, through)))
-        .all()
-        .map((row) => row.id);
-      if (previous && inserted) gone.push(previous);
-      if (gone.length) tx.delete(conversationEntries).where(inArray(conversationEntries.id, gone)).run();
+        .run();
+      if (previous && inserted) tx.delete(conversationEntries).where(eq(conversationEntries.id, previous)).run();
     });
   }
 }

@@ -1,5 +1,6 @@
 import { asc, eq, inArray, lt } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { idSlices } from "./id-slices.js";
 import { directReplies } from "./schema.js";
 
 /** Sends answered with a message instead of a task, by `messageId`: a retry gets the same message. */
@@ -39,7 +40,7 @@ export class DirectReplyStore {
       .limit(limit)
       .all()
       .map((row) => row.id);
-    if (ids.length) this.db.delete(directReplies).where(inArray(directReplies.messageId, ids)).run();
+    for (const slice of idSlices(ids)) this.db.delete(directReplies).where(inArray(directReplies.messageId, slice)).run();
     return ids.length;
   }
 }

@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, gte, inArray, isNull, lt, notInArray, or, sum, type SQL } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { idSlices } from "./id-slices.js";
 import { decodeCursor, encodeCursor } from "./list-cursor.js";
 import { acceptedMessages, hitlRequests, pushConfigs, redeliveries, rounds, subtasks, taskCounts, taskEvents, tasks, toolCalls, turns } from "./schema.js";
 
@@ -202,21 +203,25 @@ export class TaskStore {
       .all()
       .map((row) => row.id);
     if (ids.length === 0) return { tasks: 0, subtaskIds: [] };
-    const subtaskIds = this.db
-      .select({ id: subtasks.id })
-      .from(subtasks)
-      .where(inArray(subtasks.taskId, ids))
-      .all()
-      .map((row) => row.id);
+    const subtaskIds = idSlices(ids).flatMap((slice) =>
+      this.db
+        .select({ id: subtasks.id })
+        .from(subtasks)
+        .where(inArray(subtasks.taskId, slice))
+        .all()
+        .map((row) => row.id),
+    );
     this.db.transaction((tx) => {
-      tx.delete(subtasks).where(inArray(subtasks.taskId, ids)).run();
-      tx.delete(rounds).where(inArray(rounds.taskId, ids)).run();
-      tx.delete(toolCalls).where(inArray(toolCalls.taskId, ids)).run();
-      tx.delete(hitlRequests).where(inArray(hitlRequests.taskId, ids)).run();
-      tx.delete(pushConfigs).where(inArray(pushConfigs.taskId, ids)).run();
-      tx.delete(redeliveries).where(inArray(redeliveries.taskId, ids)).run();
-      tx.delete(taskEvents).where(inArray(taskEvents.taskId, ids)).run();
-      tx.delete(tasks).where(inArray(tasks.id, ids)).run();
+      for (const slice of idSlices(ids)) {
+        tx.delete(subtasks).where(inArray(subtasks.taskId, slice)).run();
+        tx.delete(rounds).where(inArray(rounds.taskId, slice)).run();
+        tx.delete(toolCalls).where(inArray(toolCalls.taskId, slice)).run();
+        tx.delete(hitlRequests).where(inArray(hitlRequests.taskId, slice)).run();
+        tx.delete(pushConfigs).where(inArray(pushConfigs.taskId, slice)).run();
+        tx.delete(redeliveries).where(inArray(redeliveries.taskId, slice)).run();
+        tx.delete(taskEvents).where(inArray(taskEvents.taskId, slice)).run();
+        tx.delete(tasks).where(inArray(tasks.id, slice)).run();
+      }
     });
     return { tasks: ids.length, subtaskIds };
   }
@@ -231,7 +236,7 @@ export class TaskStore {
       .limit(limit)
       .all()
       .map((row) => row.id);
-    if (ids.length) this.db.delete(acceptedMessages).where(inArray(acceptedMessages.messageId, ids)).run();
+    for (const slice of idSlices(ids)) this.db.delete(acceptedMessages).where(inArray(acceptedMessages.messageId, slice)).run();
     return ids.length;
   }
 }

@@ -3,6 +3,7 @@ import type { AgentConfig } from "../agent/config.js";
 import type { InboundFile, PartWords } from "../agent/policy.js";
 import { acceptsMediaType, base64Bytes, base64Length, bytesBase64, essenceOf, textOf } from "../a2a/parts.js";
 import type { PartJson } from "../boundary/index.js";
+import { readCapped } from "../plugin/read-capped.js";
 
 // The model's user message, built from every part of the message that opened
 // the task (docs/protocol.md "SendMessage" → Parts): nothing is dropped.
@@ -142,8 +143,8 @@ async function fetchCapped(target: URL, maxBytes: number, mediaType: string | un
       await response.body?.cancel();
       return { ok: false, withheld: "too-large", bytes: declared };
     }
-    const bytes = await readCapped(response.body, maxBytes, signal);
-    if (!bytes) return { ok: false, withheld: "too-large" };
+    const { bytes, truncated } = await readCapped(response.body, maxBytes, signal);
+    if (truncated) return { ok: false, withheld: "too-large" };
     return { ok: true, bytes, mediaType: essenceOf(response.headers.get("Content-Type") ?? undefined) };
   } catch (error) {
     // A cancel is the turn's business: the round sees its signal and stops.
@@ -152,41 +153,4 @@ async function fetchCapped(target: URL, maxBytes: number, mediaType: string | un
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** The body, or `undefined` once it passes `maxBytes` (the rest is canceled, never read). */
-async function readCapped(body: ReadableStream<Uint8Array> | null, maxBytes: number, signal: AbortSignal): Promise<Uint8Array | undefined> {
-  if (!body) return new Uint8Array(0);
-  const reader = body.getReader();
-  // A stalled body never returns from read(): canceling it ends the wait.
-  const onAbort = () => void reader.cancel(signal.reason).catch(() => undefined);
-  signal.addEventListener("abort", onAbort);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      signal.throwIfAborted();
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > maxBytes) {
-        await reader.cancel();
-        return undefined;
-      }
-      chunks.push(value);
-    }
-  } catch (error) {
-    await reader.cancel(error).catch(() => undefined);
-    throw error;
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-    reader.releaseLock();
-  }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
 }

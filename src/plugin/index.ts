@@ -15,5 +15,6 @@ export {
 } from "./contract.js";
 export { PluginContractError, WorkspaceLimitError, WorkspacePathError } from "./errors.js";
 export { REDACTION_FAILED_STUB, redactToolResults, redactWith, type ToolResultRedactor } from "./redaction.js";
+export { readCapped } from "./read-capped.js";
 export { createAgentRuntime, type AgentRuntime } from "./runtime.js";
 export { Workspace, memoryWorkspaceBacking, type WorkspaceBacking, type WorkspaceCaps, type WorkspaceHost } from "./workspace.js";
