@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // `npm run bench`: measures the zero-trust edge against a real local workerd.
 // See bench/README.md for what each figure means.
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exportJWK, generateKeyPair } from "jose";
 import { CARD_PATH } from "../src/a2a/wire.ts";
 import { getJson } from "./lib/a2a.mjs";
+import { measureConversations } from "./lib/conversations.mjs";
+import { conversationSectionOf, renderConversations, withConversationSection } from "./lib/conversation-report.mjs";
 import { startGatekeeper } from "./lib/gatekeeper.mjs";
 import { createHost } from "./lib/host.mjs";
 import { compare, runPool } from "./lib/load.mjs";
@@ -50,7 +52,38 @@ function readConfig(env) {
     // Unset: derived from the open-file limit (see lib/host.mjs). Set: a restart after that many turns per process.
     turnsPerWorker: env.BENCH_TURNS_PER_WORKER ? num("BENCH_TURNS_PER_WORKER", 0, 100) : undefined,
     stateDir: env.BENCH_STATE_DIR || undefined,
+    // The conversation workloads (lib/conversations.mjs): one conversation, then `conversations` of one caller.
+    conversation: {
+      turns: num("BENCH_CONV_TURNS", 10_000),
+      conversations: num("BENCH_CONV_CONVERSATIONS", 100),
+      concurrency: num("BENCH_CONV_CONCURRENCY", 8),
+      window: num("BENCH_CONV_WINDOW", 1_000),
+      blocks: num("BENCH_CONV_BLOCKS", 4),
+      baseline: num("BENCH_CONV_BASELINE", 200, 0),
+      textBytes: num("BENCH_CONV_TEXT_BYTES", 0, 0),
+    },
   };
+}
+
+/**
+ * What to run, from the command line: everything by default (the edge, the
+ * turns, ListTasks, then the conversation workloads); `--only conversations`,
+ * the conversation workloads alone (they rewrite only their section of the
+ * README); `--without conversations`, the rest alone (the conversations take
+ * longer than all of it, see the README).
+ */
+function readParts(argv) {
+  const parts = { main: true, conversations: true };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split("=", 2);
+    if (flag !== "--only" && flag !== "--without")
+      throw new Error(`unknown argument ${JSON.stringify(argv[i])}: use --only conversations or --without conversations`);
+    const what = inline ?? argv[++i];
+    if (what !== "conversations") throw new Error(`${flag} takes "conversations", got ${JSON.stringify(what)}`);
+    if (flag === "--only") parts.main = false;
+    else parts.conversations = false;
+  }
+  return parts;
 }
 
 const say = (line) => process.stderr.write(`${line}\n`);
@@ -286,18 +319,49 @@ async function measureList({ host, gatekeeper, tally, config, deadline }) {
   };
 }
 
-async function writeOutputs(results) {
+/** The edge, the turns and ListTasks: everything but the conversations. */
+async function measureMain({ host, gatekeeper, config, deadline }) {
+  const edgeCaller = await host.callerFor(`bench-edge-${Date.now().toString(36)}`);
+  const tally = { turnTrafficWhileMeasuring: 0 };
+  const edge = await measureEdge({ host, caller: edgeCaller, gatekeeper, tally, config, deadline });
+  assertNoReload(host);
+  const turnPhase = await measureTurnLatency({ host, gatekeeper, tally, config, deadline });
+  assertNoReload(host);
+  const { list, seeding } = await measureList({ host, gatekeeper, tally, config, deadline });
+  assertNoReload(host);
+  turnPhase.stopWatching();
+  return { edge, turns: turnPhase.batches, list, seeding, tally };
+}
+
+async function freshDir(dir) {
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+async function writeOutputs(results, conversations) {
   const resultsDir = join(BENCH_DIR, "results");
   await mkdir(resultsDir, { recursive: true });
-  await writeFile(join(resultsDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
   const readme = join(BENCH_DIR, "README.md");
-  // The soak's section is `npm run bench:soak`'s to write: kept as it stands.
-  const soak = soakSectionOf(await readFile(readme, "utf8").catch(() => ""));
-  await writeFile(readme, renderReadme(results, soak));
+  const current = await readFile(readme, "utf8").catch(() => "");
+  const conversationMarkdown = conversations ? renderConversations(conversations).markdown : undefined;
+  if (conversations) await writeFile(join(resultsDir, "conversations.json"), `${JSON.stringify(conversations, null, 2)}\n`);
+  if (!results) {
+    // The conversations alone: only their section of the README changes.
+    await writeFile(readme, withConversationSection(current, /** @type {string} */ (conversationMarkdown)));
+    return;
+  }
+  await writeFile(join(resultsDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
+  // The soak's section is `npm run bench:soak`'s to write: kept as it stands; so is the conversations' when they did not run.
+  const soak = soakSectionOf(current);
+  const conversationSection = conversationMarkdown === undefined ? conversationSectionOf(current) : withConversationSection("", conversationMarkdown).trim();
+  await writeFile(readme, renderReadme(results, soak, conversationSection));
 }
 
 async function main() {
   const config = readConfig(process.env);
+  const parts = readParts(process.argv.slice(2));
+  const conversationTurns = parts.conversations ? 2 * (config.conversation.turns + 2 * config.conversation.baseline) : 0;
   const startedAt = Date.now();
   const deadline = startedAt + config.deadlineS * 1000;
   const cleanups = [];
@@ -329,7 +393,10 @@ async function main() {
       gatekeeper,
       stateDir: config.stateDir,
       turnsPerWorker: config.turnsPerWorker,
-      expectedTurns: 1 + config.turnWarmup + config.turnsSequential + config.turns + config.smallTasks + config.largeTasks,
+      // The conversations' compaction failures are read off wrangler's logs (bench/results/logs/, one per process).
+      logDir: parts.conversations ? await freshDir(join(BENCH_DIR, "results", "logs")) : undefined,
+      expectedTurns:
+        (parts.main ? 1 + config.turnWarmup + config.turnsSequential + config.turns + config.smallTasks + config.largeTasks : 0) + conversationTurns,
       // Each caller's token lives as long as the edge allows and is renewed before it ends (lib/gatekeeper.mjs).
       vars: {
         GATEKEEPER_ORIGINS: JSON.stringify([gatekeeper.origin]),
@@ -345,26 +412,43 @@ async function main() {
     say(`Worker on ${host.origin} (state in ${host.stateDir}; a fresh workerd every ${host.turnBudget.toLocaleString("en-US")} turns)`);
 
     // Its start made one verified call already: a wrong `aud`, `jku` or GATEKEEPER_ORIGINS would have stopped the run there.
-    const edgeCaller = await host.callerFor(`bench-edge-${Date.now().toString(36)}`);
-
-    const tally = { turnTrafficWhileMeasuring: 0 };
-    const edge = await measureEdge({ host, caller: edgeCaller, gatekeeper, tally, config, deadline });
-    assertNoReload(host);
-    const turnPhase = await measureTurnLatency({ host, gatekeeper, tally, config, deadline });
-    assertNoReload(host);
-    const { list, seeding } = await measureList({ host, gatekeeper, tally, config, deadline });
-    assertNoReload(host);
-    turnPhase.stopWatching();
-
-    const results = {
+    const main = parts.main ? await measureMain({ host, gatekeeper, config, deadline }) : undefined;
+    let conversations;
+    if (parts.conversations) {
+      const c = config.conversation;
+      say(`Conversations: ${c.turns.toLocaleString("en-US")} turns in one conversation, then over ${c.conversations}, ${c.concurrency} open at a time`);
+      const conversationsStarted = Date.now();
+      const workloads = await measureConversations({
+        host,
+        gatekeeper,
+        settle: (maxMs) => settleTurns(host, gatekeeper, maxMs, deadline),
+        config: c,
+        deadline,
+        say,
+      });
+      assertNoReload(host);
+      conversations = {
+        date: new Date().toISOString(),
+        machine: describeMachine(ROOT),
+        config: c,
+        turnsPerProcess: host.turnBudget,
+        stateDir: host.stateDir,
+        workloads,
+        durationS: (Date.now() - conversationsStarted) / 1000,
+        benchDurationS: (Date.now() - startedAt) / 1000,
+        withMain: parts.main,
+      };
+    }
+    const results = main && {
       date: new Date().toISOString(),
       machine: describeMachine(ROOT),
       config,
-      edge,
-      turns: turnPhase.batches,
-      list,
-      seeding,
-      gatekeeper: { ...gatekeeper.counts, ...tally, sendMessages: host.stats.sendMessages, jwksFetchedAt: gatekeeper.jwksFetchedAt },
+      edge: main.edge,
+      turns: main.turns,
+      list: main.list,
+      seeding: main.seeding,
+      conversations,
+      gatekeeper: { ...gatekeeper.counts, ...main.tally, sendMessages: host.stats.sendMessages, jwksFetchedAt: gatekeeper.jwksFetchedAt },
       worker: {
         reloads: host.reloads(),
         processes: host.stats.workers,
@@ -374,9 +458,14 @@ async function main() {
       },
       durationS: (Date.now() - startedAt) / 1000,
     };
-    process.stdout.write(`\n${renderText(results)}\n`);
-    await writeOutputs(results);
-    say("Wrote bench/results/latest.json and bench/README.md");
+    if (results) process.stdout.write(`\n${renderText(results)}\n`);
+    if (conversations) process.stdout.write(`\n${renderConversations(conversations).text}\n`);
+    await writeOutputs(results, conversations);
+    say(
+      results
+        ? `Wrote bench/results/latest.json${conversations ? ", bench/results/conversations.json" : ""} and bench/README.md`
+        : "Wrote bench/results/conversations.json and the conversations section of bench/README.md",
+    );
   } catch (error) {
     // The Worker's own account of a failure is in wrangler's output, not in the reply.
     if (host && !interrupted) {

@@ -55,13 +55,15 @@ export function a2aCaller({ origin, token }) {
     },
     /**
      * A new task (a fresh messageId unless one is given: a retry names the
-     * earlier one) whose outcome is pushed to `pushUrl` with `token`.
+     * earlier one) whose outcome is pushed to `pushUrl` with `token`; in
+     * the context `contextId` when one is given (a new one otherwise).
      * @param {string} text
      * @param {string} pushUrl
+     * @param {string} [contextId]
      */
-    sendMessage: (text, pushUrl, notificationToken = "t", messageId = randomUUID()) =>
+    sendMessage: (text, pushUrl, notificationToken = "t", messageId = randomUUID(), contextId = undefined) =>
       call("SendMessage", {
-        message: { messageId, role: "ROLE_USER", parts: [{ text }] },
+        message: { messageId, role: "ROLE_USER", parts: [{ text }], ...(contextId ? { contextId } : {}) },
         configuration: { returnImmediately: true, taskPushNotificationConfig: { url: pushUrl, token: notificationToken } },
       }),
   };

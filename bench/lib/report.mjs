@@ -224,8 +224,11 @@ export function renderText(r) {
   return parts.join("\n");
 }
 
-/** `soak`: the README's soak section as it stands (see soak-report.mjs), kept at its end. */
-export function renderReadme(r, soak = "") {
+/**
+ * `soak`: the README's soak section as it stands (see soak-report.mjs), kept at its end;
+ * `conversations`: the conversations section (conversation-report.mjs), markers included, before it.
+ */
+export function renderReadme(r, soak = "", conversations = "") {
   const c = r.config;
   const figures = sections(r)
     .map((s) => `#### ${s.title}\n\n${mdTable(s.headers, s.rows)}${s.note ? `\n\n${s.note}` : ""}`)
@@ -446,10 +449,24 @@ and rewrites this README with them. Counts are set by environment variables:
 | \`BENCH_TURNS_PER_WORKER\` | from the open-file limit | turns a workerd runs before a fresh one takes over |
 | \`BENCH_STATE_DIR\` | \`/dev/shm\` if it has room, else the temp dir | where the throw-away storage goes |
 | \`BENCH_DEADLINE_S\` | 7200 | the whole run is abandoned (and cleaned up) after this |
+| \`BENCH_CONV_TURNS\` | 10000 | conversation workloads: turns in each (a multiple of \`BENCH_CONV_WINDOW\`) |
+| \`BENCH_CONV_CONVERSATIONS\` | 100 | conversations the second workload's turns go round |
+| \`BENCH_CONV_CONCURRENCY\` | 8 | conversation turns open at a time |
+| \`BENCH_CONV_WINDOW\` | 1000 | turns to a row; the first row and the last are compared |
+| \`BENCH_CONV_BLOCKS\` | 4 | blocks a row's turns run in |
+| \`BENCH_CONV_BASELINE\` | 200 | fresh-context turns alongside the first row and the last (0: none) |
+| \`BENCH_CONV_TEXT_BYTES\` | 0 | pad each conversation turn's user text to this many bytes (0: about 50) |
 
 For a quick check: \`BENCH_N=300 BENCH_SEQ_N=100 BENCH_LIST_N=50 BENCH_TURNS=60 BENCH_TURNS_SEQUENTIAL=30 BENCH_LARGE_TASKS=1000 npm run bench\`
 (it rewrites this README too). \`BENCH_LARGE_TASKS=4000\` stays below the slow-down past 5,000
 turns and takes about 7 minutes.
+
+The run ends with the conversation workloads (one conversation of ${int(c.conversation.turns)} turns, then as many turns over
+${int(c.conversation.conversations)} conversations; see "Conversations" below), which take longer than the rest together.
+\`npm run bench -- --without conversations\` leaves them out and keeps their section as it is;
+\`npm run bench -- --only conversations\` runs them alone and rewrites only their section of this README.
+Either way wrangler's logs are kept in \`bench/results/logs/\` (git-ignored), where the bench reads
+the Worker's own account of failed compactions.
 
 \`npm run bench:soak\` is a separate run: turns from many callers with failures injected and the
 Worker killed and restarted part-way, for recovery rather than speed. It writes its own section,
@@ -462,5 +479,5 @@ The run took ${r.durationS.toFixed(0)} s. The gatekeeper saw ${gatekeeperLine(r.
 The Worker ran as ${workerLine(r.worker)}.
 ${warned.length ? `\n**Warnings:**\n\n${warned.map((w) => `- ${w}`).join("\n")}\n` : ""}
 ${figures}
-${soak ? `\n${soak}\n` : ""}`;
+${conversations ? `\n${conversations}\n` : ""}${soak ? `\n${soak}\n` : ""}`;
 }
