@@ -59,8 +59,8 @@ export const RULES = [
   {
     id: "turn-speaks-the-boundary",
     from: ["src/turn/"],
-    allow: { layers: ["turn", "a2a", "errors", "boundary"] },
-    why: "src/turn reaches the caller's object only through src/boundary: it may import src/a2a, src/errors and src/boundary",
+    allow: { layers: ["turn", "a2a", "errors", "boundary", "telemetry"] },
+    why: "src/turn reaches the caller's object only through src/boundary: it may import src/a2a, src/errors, src/boundary and src/telemetry",
   },
   {
     id: "data-flows-one-way",
@@ -71,14 +71,20 @@ export const RULES = [
   {
     id: "edge-stays-at-the-edge",
     from: ["src/worker/"],
-    allow: { layers: ["worker", "a2a", "errors", "boundary"] },
-    why: "src/worker (the edge) may import only src/a2a, src/errors and src/boundary",
+    allow: { layers: ["worker", "a2a", "errors", "boundary", "telemetry"] },
+    why: "src/worker (the edge) may import only src/a2a, src/errors, src/boundary and src/telemetry",
   },
   {
     id: "boundary-is-thin",
     from: ["src/boundary/"],
     allow: { layers: ["boundary", "a2a", "errors"] },
     why: "src/boundary may import only src/a2a and src/errors",
+  },
+  {
+    id: "telemetry-is-a-leaf",
+    from: ["src/telemetry/"],
+    allow: { layers: ["telemetry"], outsideSrc: false },
+    why: "src/telemetry (the event catalogue, its ids and sinks) imports nothing else of ours: every layer may emit",
   },
   {
     id: "no-test-harness-at-runtime",
