@@ -85,6 +85,7 @@ const workerd = defineProject({
           MARKER_AGENT: { className: "MarkerAgent", useSQLite: true },
           MARKER_RESEARCHER: { className: "MarkerResearcher", useSQLite: true },
           MARKER_BROKEN: { className: "BrokenAgent", useSQLite: true },
+          MARKER_OBSERVED: { className: "ObservedAgent", useSQLite: true },
         },
         workflows: { MARKER_WORKFLOW: { name: "marker-turn", className: "MarkerTurnWorkflow" } },
         bindings: {
@@ -100,6 +101,8 @@ const workerd = defineProject({
           // The reference's `conformance` tenant is served, so specs that walk every tenant
           // (cards) cover it too; test/conformance.spec.ts switches it off per edge.
           CONFORMANCE: "1",
+          // A canary: the observed agent's plugin secret, which no event or log line may carry (test/telemetry.spec.ts).
+          OBSERVED_SECRET: "canary-secret-observed-5d1e7a",
         },
         outboundService: (request: Request) => vcr.outboundService(request),
       },

@@ -381,7 +381,7 @@ describe("compaction", () => {
         onDisplaced: async (messages) => void displaced.push(messages),
       }),
     );
-    expect(folded).toBe(true);
+    expect(folded).toBeGreaterThan(0);
     const window = await inObject(object, (db) => db.conversations.window("conv", "", 100));
     expect(JSON.parse(window.summary!.messageJson)).toEqual({ text: "SUMMARY of the early conversation" });
     const kept = window.committed.map((e) =>

@@ -12,6 +12,9 @@ declare global {
       MARKER_AGENT?: AgentNamespace;
       MARKER_RESEARCHER?: AgentNamespace;
       MARKER_BROKEN?: AgentNamespace;
+      MARKER_OBSERVED?: AgentNamespace;
+      /** The observed agent's plugin secret: a canary no event or log line may carry. */
+      OBSERVED_SECRET?: string;
       MARKER_WORKFLOW?: Workflow<TurnParams>;
     }
   }

@@ -43,6 +43,7 @@ const fetchPage = (fetch: typeof globalThis.fetch, url: string, abortSignal?: Ab
   const tools = webFetchPlugin({ allowlist: [ORIGIN], fetch }).toolFamilies!.web!({
     taskId: "t",
     origin: "https://agents.test",
+    emit: () => {},
     addArtifact: noArtifacts,
   }).tools;
   return (tools.fetch_page!.execute as (input: unknown, options: unknown) => Promise<any>)({ url }, { toolCallId: "c", messages: [], abortSignal });

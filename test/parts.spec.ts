@@ -333,7 +333,7 @@ describe("the specs' marker agent", () => {
     it("unset: every part as the tool wrote it", async () => {
       harness.outbound.model = makeAll;
       const task = (await rpc("SendMessage", { message: message([{ text: "as written" }]) }, newCaller())).body.result.task;
-      expect(task.metadata).toBeUndefined();
+      expect(task.metadata?.[ACCEPTED_OUTPUT_MODES_KEY]).toBeUndefined();
       expect(byName(task.artifacts).report).toEqual([{ raw: b64("# Report\nAll good."), mediaType: "text/markdown", filename: "report.md" }]);
     });
 

@@ -95,7 +95,7 @@ describe("the allowlist, again at every delivery", () => {
     expect(after.filter((r) => new URL(r.url).origin === GATEKEEPER)).toEqual([]);
     expect(harness.outbound.pushes.map((p) => [p.url, p.body.task?.status.state])).toEqual([[KEPT_URL, "TASK_STATE_COMPLETED"]]);
     // Said once, by origin and path, and not retried.
-    const skipped = logged.filter((line) => line.includes("skipped"));
+    const skipped = logged.filter((line) => line.includes("push to") && line.includes("skipped"));
     expect(skipped).toHaveLength(1);
     expect(skipped[0]).toContain(`push to ${PUSH_URL} skipped`);
     expect(logged.join("\n")).not.toContain(SECRET_QUERY);

@@ -34,6 +34,8 @@ export const TASK_CLAIM = "https://dynamicagents.dev/task";
 
 /** Where a task's metadata lists the deliveries given up (docs/protocol.md "Events, streams and pushes"). */
 export const DEAD_LETTERS_KEY = "https://dynamicagents.dev/deadLetters";
+/** A finished task's metadata key for what its turn's model calls cost: `{inputTokens, outputTokens, modelCalls}` (docs/telemetry.md). */
+export const USAGE_KEY = "https://dynamicagents.dev/usage";
 
 /** Gatekeepers mint a token per call; one whose `exp` is further ahead than this is refused. */
 export const MAX_TOKEN_LIFETIME_SECONDS = 3600;

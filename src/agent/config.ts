@@ -74,6 +74,19 @@ const configSchema = z.strictObject({
       maxInFlightTurns: z.number().int().min(1).max(1024).default(32),
       /** Streams (SendStreamingMessage, SubscribeToTask) one caller may hold open at once; one more is refused like a turn over the cap. */
       maxOpenStreams: z.number().int().min(1).max(1024).default(16),
+      /**
+       * Tokens (input + output) one caller's model calls may spend per UTC
+       * day; once spent, every send is refused (429, QUOTA_EXCEEDED) until the
+       * day turns, with nothing created and no model call. A turn already
+       * running finishes. Unset: no cap.
+       */
+      tokensPerCallerPerDay: z.number().int().min(1).optional(),
+    })
+    .prefault({}),
+  telemetry: z
+    .strictObject({
+      /** Whether events carry message text (`task.accepted`, `turn.finished`): off, so logs hold none by default. */
+      messageText: z.boolean().default(false),
     })
     .prefault({}),
   retention: z

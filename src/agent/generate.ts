@@ -28,6 +28,8 @@ export type GenerateResult =
       fellBack: boolean;
       steps: number;
       totalTokens: number;
+      inputTokens: number;
+      outputTokens: number;
       exchanges: number;
       /** Every message the exchange added (the model's, and the tool results), in the model's form. */
       responseMessages: ModelMessage[];
@@ -35,7 +37,7 @@ export type GenerateResult =
       lastStep: StepResult<ToolSet> | undefined;
     }
   /** Every model failed, or the turn's signal aborted it; `errors` says how, one line per model, for the operator's logs. */
-  | { ok: false; errors: string[]; exchanges: number; aborted: boolean };
+  | { ok: false; errors: string[]; exchanges: number; aborted: boolean /** The last model tried. */; model: string };
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_RETRIES = 2;
@@ -87,6 +89,8 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
         fellBack: index > 0,
         steps: steps.length,
         totalTokens: usage.totalTokens ?? 0,
+        inputTokens: usage.inputTokens ?? 0,
+        outputTokens: usage.outputTokens ?? 0,
         exchanges: counter.exchanges,
         responseMessages,
         lastStep: steps.at(-1),
@@ -94,12 +98,12 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
     } catch (error) {
       errors.push(`${choice.label}: ${describe(error)}`);
       // Canceled: no other model is asked.
-      if (request.signal?.aborted) return { ok: false, errors, exchanges: counter.exchanges, aborted: true };
+      if (request.signal?.aborted) return { ok: false, errors, exchanges: counter.exchanges, aborted: true, model: choice.label };
     } finally {
       clearTimeout(timer);
     }
   }
-  return { ok: false, errors, exchanges: counter.exchanges, aborted: false };
+  return { ok: false, errors, exchanges: counter.exchanges, aborted: false, model: choices.at(-1)?.label ?? "" };
 }
 
 function describe(error: unknown): string {

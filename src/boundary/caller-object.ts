@@ -14,7 +14,7 @@ export interface BeginTask {
   /** How much history the reply's task shows. */
   historyLength?: number;
   /** Who is calling, as the verified token says: the one who answers a human-in-the-loop request. */
-  caller?: { key: string; name?: string };
+  caller?: { key: string; name?: string /** The verified token's `iss`: with the tenant and key, whom events hash as the caller. */; gatekeeper?: string };
   /** `returnImmediately`: the reply must be a task; otherwise the agent may answer with a message instead. */
   immediate?: boolean;
   /** `acceptedOutputModes`, kept with a new task so every later reply applies them; absent: every part. */

@@ -15,6 +15,8 @@ export interface TurnParams {
    * the push configs queued for them (`redeliveryTargets`), then ends.
    */
   redeliver?: true;
+  /** The caller's hash in events (docs/telemetry.md); absent on turns accepted before events had it. */
+  caller?: string;
 }
 
 /** How a turn ended, as the agent's loop reports it. */

@@ -11,6 +11,7 @@ import { TaskEventLog, type NewTaskEvent, type TaskEventRow } from "./task-event
 import { TaskStore, type NewTask, type TaskWrite, type WriteVerdict } from "./task-store.js";
 import { ToolJournal } from "./tool-journal.js";
 import { TurnLedger } from "./turn-ledger.js";
+import { UsageStore } from "./usage-store.js";
 
 /** The core tables of an agent Durable Object, migrated before first use. */
 export class AgentDB {
@@ -25,6 +26,7 @@ export class AgentDB {
   readonly events: TaskEventLog;
   readonly directReplies: DirectReplyStore;
   readonly redeliveries: RedeliveryQueue;
+  readonly usage: UsageStore;
 
   /** `finalStates`: the task states after which a stored task is never written again. */
   constructor(storage: DurableObjectStorage, finalStates: readonly string[], now?: () => number) {
@@ -39,6 +41,7 @@ export class AgentDB {
     this.events = new TaskEventLog(this.db, now);
     this.directReplies = new DirectReplyStore(this.db, now);
     this.redeliveries = new RedeliveryQueue(this.db, now);
+    this.usage = new UsageStore(this.db, now);
   }
 
   #appended: (row: TaskEventRow) => void = () => {};

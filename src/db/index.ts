@@ -16,8 +16,10 @@ export {
   tasks,
   toolCalls,
   turns,
+  usageDays,
 } from "./schema.js";
 export { PushConfigStore, type PushConfigRow, type PutVerdict } from "./push-config-store.js";
 export { SubtaskStore, type DelegateVerdict, type NewSubtask, type RoundDecision, type SubtaskRow, type SubtaskStatus } from "./subtask-store.js";
 export { TaskStore, type NewTask, type TaskPage, type TaskPageQuery, type TaskRow, type TaskWrite, type WriteVerdict } from "./task-store.js";
 export { TurnLedger, type TurnRow } from "./turn-ledger.js";
+export { UsageStore, usageDay, type Usage } from "./usage-store.js";

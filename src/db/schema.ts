@@ -99,9 +99,26 @@ export const turns = sqliteTable(
      */
     expectedBy: integer("expected_by").notNull().default(0),
     createdAt: integer("created_at").notNull(),
+    /** What the turn's model calls cost so far (every run of every round): the task's usage at its terminal write. */
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+    modelCalls: integer("model_calls").notNull().default(0),
   },
   (t) => [index("turns_by_progress").on(t.progressAt)],
 );
+
+/**
+ * This caller's model usage per UTC day: what a daily token budget is held
+ * against. One row a day; old days are kept as the caller's history (a few
+ * bytes each).
+ */
+export const usageDays = sqliteTable("usage_days", {
+  /** `YYYY-MM-DD`, UTC. */
+  day: text("day").primaryKey(),
+  inputTokens: integer("input_tokens").notNull().default(0),
+  outputTokens: integer("output_tokens").notNull().default(0),
+  modelCalls: integer("model_calls").notNull().default(0),
+});
 
 /**
  * The version of each plugin store last set up in this object. Plugins stay

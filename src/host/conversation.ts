@@ -39,26 +39,26 @@ export interface CompactionDeps {
  * pass the agent's threshold, keeping the newest turns verbatim. At most one
  * compaction runs per conversation (a lease in the store); the folded
  * messages are announced to the plugins, then deleted, so a conversation's
- * storage stays bounded as it grows. Returns whether it folded anything.
+ * storage stays bounded as it grows. Returns how many messages it folded (0: none).
  */
-export async function compactConversation(deps: CompactionDeps): Promise<boolean> {
+export async function compactConversation(deps: CompactionDeps): Promise<number> {
   const { store, conversationId, history } = deps;
-  if (store.unfoldedTokens(conversationId) <= history.compactAfterTokens) return false;
+  if (store.unfoldedTokens(conversationId) <= history.compactAfterTokens) return 0;
   const now = (deps.now ?? Date.now)();
-  if (!store.claimCompaction(conversationId, now + COMPACTION_LEASE_MS)) return false;
+  if (!store.claimCompaction(conversationId, now + COMPACTION_LEASE_MS)) return 0;
   try {
     const folded = store.foldable(conversationId, history.keepRecentTokens);
-    if (folded.length === 0) return false;
+    if (folded.length === 0) return 0;
     const previous = store.window(conversationId, "", 0).summary;
     const transcript = [
       ...(previous ? [JSON.stringify({ summary: (JSON.parse(previous.messageJson) as Summary).text })] : []),
       ...folded.map((row) => row.messageJson),
     ].join("\n");
     const text = (await deps.summarize(deps.instructions, transcript)).trim();
-    if (!text) return false;
+    if (!text) return 0;
     await deps.onDisplaced(folded.map(messageOf));
     store.folded(conversationId, { text } satisfies Summary, folded.at(-1)!.id);
-    return true;
+    return folded.length;
   } finally {
     store.releaseCompaction(conversationId);
   }

@@ -4,12 +4,13 @@ import { validatePolicy, type AgentPolicy } from "../agent/policy.js";
 import type { ModelChoice } from "../agent/providers.js";
 import type { HumanAnswer, SubtaskQuestion, TaskJson } from "../boundary/index.js";
 import { ConfigError } from "../errors/index.js";
+import type { EventSubscriber } from "../telemetry/index.js";
 import { ensurePluginStores } from "../db/plugin-stores.js";
 import { AnswerStream } from "./answer-stream.js";
 import { humanAnswer, subtaskRequest } from "./hitl.js";
 import { addArtifact, appendArtifactChunk } from "./task-events.js";
 import { ANSWER_ARTIFACT, requestParts } from "./task-wire.js";
-import { runRound, settlementOf, targetOf } from "./turn-loop.js";
+import { runRound, settlementOf, targetOf, type RoundObserver } from "./turn-loop.js";
 import type { AgentPlugin, PluginHost } from "../plugin/contract.js";
 import { createAgentRuntime, type AgentRuntime } from "../plugin/runtime.js";
 import { AgentNotStarted } from "./errors.js";
@@ -122,6 +123,24 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     this.#runtime = runtime;
   }
 
+  /** The plugins that subscribe hear every event of this object. */
+  protected override eventSubscribers(): EventSubscriber[] {
+    return this.runtime.plugins.flatMap((plugin) => (plugin.onEvent ? [plugin.onEvent] : []));
+  }
+
+  /** The plugins' secrets join the deployment's: no event carries one. */
+  protected override eventSecrets(): (string | undefined)[] {
+    return [...super.eventSecrets(), ...this.runtime.secretValues];
+  }
+
+  protected override eventsCarryText(): boolean {
+    return this.config.telemetry.messageText;
+  }
+
+  protected override tokensPerCallerPerDay(): number | undefined {
+    return this.config.limits.tokensPerCallerPerDay;
+  }
+
   protected override lifecycleWords(): LifecycleWords {
     const { abandoned, unfinished, canceled } = this.policy.messages;
     return { abandoned, unfinished, canceled, hitl: this.policy.hitl };
@@ -146,6 +165,7 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
   protected override afterTurn(task: TaskJson): void {
     const conversationId = this.conversationOf(task);
     const runtime = this.runtime;
+    const started = Date.now();
     this.ctx.waitUntil(
       compactConversation({
         store: this.agentDb.conversations,
@@ -154,7 +174,19 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
         instructions: this.policy.messages.summarize,
         summarize: (instructions, transcript) => this.summarize(instructions, transcript),
         onDisplaced: (messages) => runtime.onMessagesDisplaced(messages),
-      }).catch((error: unknown) => console.error(`compaction of conversation ${conversationId} failed; it is tried again after the next turn`, error)),
+      })
+        .then((folded) => {
+          if (folded > 0) {
+            this.agentEvents.emit(
+              "conversation.compacted",
+              undefined,
+              { folded, durationMs: Date.now() - started },
+              [conversationId, crypto.randomUUID()],
+              task.contextId,
+            );
+          }
+        })
+        .catch((error: unknown) => console.error(`compaction of conversation ${conversationId} failed; it is tried again after the next turn`, error)),
     );
   }
 
@@ -167,8 +199,22 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
       messages: [{ role: "user", content: transcript }],
       models: this.modelChoices(),
     });
+    // A summary costs the caller like a turn does (no task: today's total only).
+    if (result.ok) this.agentDb.usage.record(undefined, { inputTokens: result.inputTokens, outputTokens: result.outputTokens, modelCalls: 1 });
     // An empty summary leaves history as it is: compaction is skipped, not wrong.
     return result.ok ? result.text : "";
+  }
+
+  /** What a round's model calls and tools report: events, and the usage budgets are held against. */
+  #observer(task: TaskJson, round: number): RoundObserver {
+    const { id: taskId, contextId } = task;
+    return {
+      modelCall: ({ point, ...call }) => {
+        this.agentDb.usage.record(taskId, { inputTokens: call.inputTokens, outputTokens: call.outputTokens, modelCalls: 1 });
+        this.agentEvents.emit("model.call", taskId, { round, ...call }, ["model", point], contextId);
+      },
+      toolCall: ({ key, ...call }) => this.agentEvents.emit("tool.call", taskId, { round, ...call }, ["tool", key], contextId),
+    };
   }
 
   /** The settled answers to this round's subagent questions. */
@@ -188,6 +234,9 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     // No round past the budget: a turn still going there ends, failed, in the agent's words.
     if (round > this.config.rounds.maxRounds) return { kind: "done", outcome: { state: "TASK_STATE_FAILED", text: this.policy.messages.unfinished } };
     const runtime = this.runtime;
+    // A round decided before (a replayed step) reports nothing again.
+    const fresh = !this.agentDb.subtasks.decision(taskId, round);
+    const begun = Date.now();
     const result = await runRound({
       taskId,
       round,
@@ -211,7 +260,14 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
       answer: new AnswerStream((chunk) =>
         appendArtifactChunk(this.agentDb, turn.task, { artifactId: ANSWER_ARTIFACT, name: ANSWER_ARTIFACT, parts: chunk.parts }, chunk),
       ),
+      observer: this.#observer(turn.task, round),
+      emit: (plugin, name, data, occurrence) =>
+        this.agentEvents.emitPlugin(plugin, name, taskId, data, occurrence === undefined ? [crypto.randomUUID()] : ["plugin", occurrence]),
     });
+    if (fresh && (result.kind === "answer" || result.kind === "delegated") && this.agentDb.subtasks.decision(taskId, round)) {
+      const outcome = result.kind === "answer" ? "answer" : "delegated";
+      this.agentEvents.emit("round.finished", taskId, { round, outcome, durationMs: Date.now() - begun }, ["round", round], turn.task.contextId);
+    }
     if (result.kind === "answer") return { kind: "done", outcome: { state: result.state, text: result.text } };
     if (result.kind === "ask" || result.kind === "canceled") return result;
     const asked = await this.runRoundSubtasks(taskId, round, signal, this.#subtaskAnswers(taskId, round));

@@ -1,6 +1,7 @@
 import type { ModelEnv } from "../agent/model-config.js";
 import type { HitlWords } from "../agent/policy.js";
 import type { TaskJson, TurnOutcome, TurnParams } from "../boundary/index.js";
+import type { AnalyticsDataset } from "../telemetry/index.js";
 import type { HitlTarget, RequestBody } from "./hitl.js";
 
 // What the caller's object (TaskAgent) and the agent loop on top of it
@@ -11,6 +12,10 @@ import type { HitlTarget, RequestBody } from "./hitl.js";
 export interface AgentEnv extends ModelEnv {
   /** Where accepted turns run; the object restarts an instance that errored or vanished. */
   TURN_WORKFLOW?: Workflow<TurnParams>;
+  /** The card key: events hash callers under a key derived from it. */
+  A2A_SIGNING_KEY?: string;
+  /** Optional Analytics Engine dataset for the numeric events (docs/telemetry.md). */
+  A2A_ANALYTICS?: AnalyticsDataset;
 }
 
 /** What a round of a turn is handed. */

@@ -1,7 +1,7 @@
 import { Agent } from "agents";
 import { agentStartFailed, invalidParams, quotaExceeded, taskNotCancelable, taskNotFound, toRpcErrorValue, unsupportedOperation } from "../a2a/errors.js";
 import { MAX_PUSH_CONFIGS_PER_TASK } from "../a2a/push-config.js";
-import { TERMINAL_STATE_NAMES } from "../a2a/wire.js";
+import { TERMINAL_STATE_NAMES, USAGE_KEY } from "../a2a/wire.js";
 import {
   accepted,
   refused,
@@ -53,6 +53,9 @@ import { SelfOrigin } from "./self-origin.js";
 import { EventHub } from "./event-hub.js";
 import { addedArtifacts, appendArtifactChunk, endsWait, foldArtifacts, insertTask, statusUpdateOf, writeStatus } from "./task-events.js";
 import { taskStream } from "./task-stream.js";
+import { analyticsSink, jsonLogSink, Telemetry, type EventSink, type EventSubscriber } from "../telemetry/index.js";
+import { ObjectEvents } from "./object-events.js";
+import { dailyBudgetRefusal } from "./budget.js";
 import { agentMessage, requestText, shapeTask, submittedTask, taskOf, terminalTask, withState } from "./task-wire.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -85,6 +88,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    */
   readonly #running = new Map<string, { round: number; done: Promise<Verdict<TurnStep>>; abort: AbortController }>();
   #retentionArmed = false;
+  #telemetry: Telemetry | undefined;
+  #agentEvents: ObjectEvents | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -166,6 +171,40 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     return this.#selfOrigin.require();
   }
 
+  /** Who hears this object's events besides the log (an agent's plugins, through `DynamicAgent`). Read once, at the first event. */
+  protected eventSubscribers(): EventSubscriber[] {
+    return [];
+  }
+
+  /** Values no event may carry (docs/telemetry.md): the deployment's secrets; an agent adds its plugins'. */
+  protected eventSecrets(): (string | undefined)[] {
+    return [this.env.A2A_SIGNING_KEY, this.env.OPENAI_API_KEY];
+  }
+
+  /** Where events go: one JSON log line each, and the Analytics Engine dataset when one is bound. */
+  protected eventSinks(): EventSink[] {
+    return this.env.A2A_ANALYTICS ? [jsonLogSink, analyticsSink(this.env.A2A_ANALYTICS)] : [jsonLogSink];
+  }
+
+  /** This object's events (docs/telemetry.md), scoped to its tenant and caller hash. */
+  protected get agentEvents(): ObjectEvents {
+    this.#agentEvents ??= new ObjectEvents(this.agentDb, this.ctx.storage.kv, () => {
+      this.#telemetry ??= new Telemetry({ sinks: this.eventSinks(), subscribers: this.eventSubscribers(), secrets: this.eventSecrets() });
+      return this.#telemetry;
+    });
+    return this.#agentEvents;
+  }
+
+  /** Whether events may carry message text (an agent's `telemetry.messageText`). */
+  protected eventsCarryText(): boolean {
+    return false;
+  }
+
+  /** Tokens one caller may spend per UTC day; `undefined`: no cap. */
+  protected tokensPerCallerPerDay(): number | undefined {
+    return undefined;
+  }
+
   // ── the edge's calls ─────────────────────────────────────────────────────
 
   /**
@@ -180,6 +219,12 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const agentId = this.ctx.id.toString();
     const instanceId = await turnInstanceId(agentId, messageId);
     const fingerprint = await messageFingerprint(input.message);
+    if (input.caller?.gatekeeper) {
+      await this.agentEvents.learnCaller(this.env.A2A_SIGNING_KEY, { gatekeeper: input.caller.gatekeeper, tenant: input.tenant, key: input.caller.key });
+    }
+    const caller = this.agentEvents.scope().caller;
+    // What the block below decided, for its events (emitted once its writes are in).
+    let happened: { kind: "accepted"; task: TaskJson } | { kind: "continued" } | { kind: "refused"; limit: string; retryAfterSeconds: number } | undefined;
     // From here to the end of the block nothing awaits, so the task and its
     // turn record are written together and no retry can interleave.
     let slot: string | undefined;
@@ -212,12 +257,23 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       if (this.agentDb.tasks.wasAccepted(messageId)) {
         throw taskNotFound(`(of messageId ${JSON.stringify(messageId)}: it was accepted here, finished, and has since been deleted)`);
       }
-      if (input.message.taskId) return continueTask(this.agentDb, input, Date.now(), fingerprint);
+      // Nothing is created, and no model called, for a caller past its daily budget.
+      const overBudget = dailyBudgetRefusal(this.agentDb.usage.ofDay(), this.tokensPerCallerPerDay(), Date.now());
+      if (overBudget) {
+        happened = { kind: "refused", limit: "tokensPerCallerPerDay", retryAfterSeconds: overBudget.retryAfterSeconds };
+        throw overBudget.error;
+      }
+      if (input.message.taskId) {
+        const continued = continueTask(this.agentDb, input, Date.now(), fingerprint);
+        if (continued.answered) happened = { kind: "continued" };
+        return continued;
+      }
       const direct = input.immediate ? undefined : this.directReply(input.message);
       if (direct) return { message: JSON.parse(this.agentDb.directReplies.put(messageId, JSON.stringify(direct), fingerprint)) as MessageJson };
       const { maxInFlightTurns } = this.lifecycleLimits();
       const inFlight = this.agentDb.turns.size;
       if (inFlight >= maxInFlightTurns) {
+        happened = { kind: "refused", limit: "maxInFlightTurns", retryAfterSeconds: 5 };
         throw quotaExceeded({
           message: `This caller already has ${inFlight} turns in flight, the most it may have at once (${maxInFlightTurns}): send again once one has finished`,
           retryAfterSeconds: 5,
@@ -235,14 +291,16 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         { messageId, contextId: task.contextId, fingerprint },
         pushConfig && { id: pushConfig.id, json: JSON.stringify(pushConfig) },
       );
-      const params: TurnParams = { tenant: input.tenant, agentId, taskId: task.id, messageId, origin: input.origin };
+      const params: TurnParams = { tenant: input.tenant, agentId, taskId: task.id, messageId, origin: input.origin, ...(caller ? { caller } : {}) };
       this.agentDb.turns.open(task.id, instanceId, params, this.recoveryPolicy().reportWithinMs);
+      happened = { kind: "accepted", task };
       return { task: shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true }), turn: { instanceId, params } };
     });
     // The task and its turn are written above with no await in between; the
     // reply leaves only once these writes (the schedule's too) are stored. A
     // crash before that loses the reply, and its retry arms what is missing.
     // No stream follows a refusal, a message answer or a settled answer's task: the slot goes back.
+    this.#emitBegun(happened, input);
     if (!verdict.ok || "message" in verdict.value || verdict.value.settledBefore) {
       if (slot) this.#events.takeSlot(slot);
       slot = undefined;
@@ -253,13 +311,47 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     if (queued) await this.#redeliver(queued, { tenant: input.tenant, agentId, origin: input.origin });
     if ("message" in begun) return accepted(begun);
     if (begun.turn) await this.#ensureReconciling();
-    if (begun.answered) await this.#wake(begun.answered);
+    if (begun.answered) {
+      const { requestId, taskId: answeredTask } = begun.answered;
+      const settlement = this.agentDb.hitl.get(requestId);
+      const answer = settlement?.answerJson ? (JSON.parse(settlement.answerJson) as { outcome?: string; optionId?: string }) : {};
+      this.agentEvents.emit(
+        "hitl.answered",
+        answeredTask,
+        { requestId, outcome: answer.outcome ?? "answered", ...(answer.optionId ? { optionId: answer.optionId } : {}) },
+        ["answered", requestId],
+      );
+      await this.#wake(begun.answered);
+    }
     return accepted({
       task: begun.task,
       ...(begun.turn ? { turn: begun.turn } : {}),
       ...(begun.settledBefore ? { settledBefore: true as const } : {}),
       ...(slot ? { streamSlot: slot } : {}),
     });
+  }
+
+  #emitBegun(
+    happened: { kind: "accepted"; task: TaskJson } | { kind: "continued" } | { kind: "refused"; limit: string; retryAfterSeconds: number } | undefined,
+    input: BeginTask,
+  ): void {
+    const messageId = input.message.messageId;
+    if (happened?.kind === "accepted") {
+      const { task } = happened;
+      const text = this.eventsCarryText() ? { text: requestText(task) } : {};
+      this.agentEvents.emit(
+        "task.accepted",
+        task.id,
+        { messageId, stream: input.stream === true, pushConfigs: input.pushConfig ? 1 : 0, ...text },
+        ["accepted"],
+        task.contextId,
+      );
+    } else if (happened?.kind === "continued") {
+      this.agentEvents.emit("task.continued", input.message.taskId, { messageId }, ["continued", messageId]);
+    } else if (happened?.kind === "refused") {
+      // A refusal is its own occurrence each time: a retry is refused again, and counted again.
+      this.agentEvents.emit("quota.exceeded", undefined, { limit: happened.limit, retryAfterSeconds: happened.retryAfterSeconds }, [crypto.randomUUID()]);
+    }
   }
 
   async getTask(query: TaskQuery): Promise<Verdict<TaskJson>> {
@@ -287,6 +379,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       const now = Date.now();
       const canceled = withState(task, "TASK_STATE_CANCELED", now, agentMessage(task, this.lifecycleWords().canceled));
       if (writeStatus(this.agentDb, canceled, now).kind !== "written") throw taskNotFound(taskId);
+      this.agentEvents.emit("task.canceled", taskId, { from: row.state }, ["canceled"], row.contextId);
       this.agentDb.conversations.discard(taskId);
       const open = this.agentDb.hitl.openOf(taskId);
       if (open && this.agentDb.hitl.settle(open.requestId, "canceled", { outcome: "canceled" }).kind === "settled") parked = open;
@@ -348,6 +441,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const { maxOpenStreams } = this.lifecycleLimits();
     const open = this.#events.streams;
     if (open >= maxOpenStreams) {
+      this.agentEvents.emit("quota.exceeded", undefined, { limit: "maxOpenStreams", retryAfterSeconds: 5 }, [crypto.randomUUID()]);
       throw quotaExceeded({
         message: `This caller already has ${open} streams open, the most it may have at once (${maxOpenStreams}): close one first`,
         retryAfterSeconds: 5,
@@ -465,6 +559,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       const now = Date.now();
       const written = writeStatus(this.agentDb, withState(taskOf(row), "TASK_STATE_WORKING", now), now);
       if (written.kind === "final") return accepted({ proceed: false, state: written.row.state });
+      const instanceId = this.agentDb.turns.get(taskId)?.instanceId ?? "";
+      if (written.kind === "written") this.agentEvents.emit("turn.started", taskId, { instanceId }, ["started", instanceId], row.contextId);
     }
     return accepted({ proceed: true, state: "TASK_STATE_WORKING" });
   }
@@ -538,7 +634,16 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const expiresAt = existing?.expiresAt ?? Date.now() + this.lifecycleLimits().hitlExpiresAfterMs;
     park(this.agentDb, task, { requestId, round, target, body, expiresAt }, this.lifecycleWords().hitl, Date.now());
     this.#reported(task.id, Math.max(0, expiresAt - Date.now()));
-    if (!existing) await this.schedule(new Date(expiresAt), "expireRequest", { requestId });
+    if (!existing) {
+      this.agentEvents.emit(
+        "hitl.asked",
+        task.id,
+        { requestId, requestKind: body.requestKind, expiresAt: new Date(expiresAt).toISOString() },
+        ["asked", requestId],
+        task.contextId,
+      );
+      await this.schedule(new Date(expiresAt), "expireRequest", { requestId });
+    }
     return { kind: "interrupted", requestId, eventType: eventTypeOf(requestId), expiresAt };
   }
 
@@ -551,6 +656,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   async expireRequest(payload: { requestId: string }): Promise<void> {
     if (this.#startFailure) return;
     const expired = expire(this.agentDb, payload.requestId, this.lifecycleWords().hitl, Date.now());
+    if (expired) this.agentEvents.emit("hitl.expired", expired.taskId, { requestId: expired.requestId }, ["expired", expired.requestId]);
     if (expired) await this.#wake(expired);
   }
 
@@ -585,16 +691,32 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       given ?? (recorded ? (JSON.parse(recorded) as TurnOutcome) : { state: "TASK_STATE_FAILED" as const, text: this.lifecycleWords().unfinished });
     const now = Date.now();
     // What the turn's tools added joins the answer.
+    const usage = this.agentDb.usage.ofTurn(taskId);
     const task = terminalTask(taskOf(row), outcome, now, addedArtifacts(this.agentDb.events.after(taskId, 0)));
+    task.metadata = { ...task.metadata, [USAGE_KEY]: usage };
     const written = writeStatus(this.agentDb, task, now);
     if (written.kind === "written") {
       // The turn's messages join the conversation every later turn reads.
       this.agentDb.conversations.commit(taskId);
+      this.#emitFinished(task, row.createdAt, now);
       this.afterTurn(task);
       return accepted({ saved: true, state: outcome.state });
     }
     if (written.kind === "final") return accepted({ saved: false, state: written.row.state });
     return refused(taskNotFound(taskId));
+  }
+
+  /** `turn.finished`: the terminal write took effect (once per task: a terminal task is never written again). */
+  #emitFinished(task: TaskJson, acceptedAt: number, now: number): void {
+    const usage = this.agentDb.usage.ofTurn(task.id);
+    const reply = task.status.message?.parts.map((p) => p.text ?? "").join("") ?? "";
+    this.agentEvents.emit(
+      "turn.finished",
+      task.id,
+      { state: task.status.state, durationMs: now - acceptedAt, ...usage, ...(this.eventsCarryText() ? { text: reply } : {}) },
+      ["finished"],
+      task.contextId,
+    );
   }
 
   async endUnfinished(taskId: string): Promise<Verdict<Finished>> {
@@ -608,7 +730,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     let request = this.agentDb.hitl.get(requestId);
     // The Workflow's own backstop: past its expiry and still open, it expires now.
     if (request?.status === "open" && Date.now() >= request.expiresAt) {
-      expire(this.agentDb, requestId, this.lifecycleWords().hitl, Date.now());
+      if (expire(this.agentDb, requestId, this.lifecycleWords().hitl, Date.now()))
+        this.agentEvents.emit("hitl.expired", taskId, { requestId }, ["expired", requestId]);
       request = this.agentDb.hitl.get(requestId);
     }
     this.agentDb.hitl.resumed(requestId);
@@ -666,8 +789,14 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   async deadLetter(taskId: string, letters: DeadLetter[]): Promise<Verdict<null>> {
     if (this.#startFailure) return this.#notStarted();
     recordDeadLetters(this.agentDb, taskId, letters, Date.now());
-    for (const letter of letters)
-      console.warn(`push of task ${taskId} event ${letter.seq} to config ${letter.configId} given up (HTTP ${letter.status}): a dead letter`);
+    for (const letter of letters) {
+      this.agentEvents.emit("push.dead_lettered", taskId, { configId: letter.configId, seq: letter.seq, status: letter.status }, [
+        "dead letter",
+        letter.configId,
+        letter.seq,
+        letter.at,
+      ]);
+    }
     return accepted(null);
   }
 
@@ -680,7 +809,13 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   async redelivered(taskId: string, outcome: RedeliveryOutcome): Promise<Verdict<null>> {
     if (this.#startFailure) return this.#notStarted();
     this.#reported(taskId);
+    const instanceId = this.agentDb.turns.get(taskId)?.instanceId ?? "";
     settleRedelivery(this.agentDb, taskId, outcome, Date.now());
+    this.agentEvents.emit("push.redelivered", taskId, { configId: outcome.configId, delivered: outcome.delivered.length, givenUp: outcome.givenUp.length }, [
+      "redelivered",
+      instanceId,
+      outcome.configId,
+    ]);
     return accepted(null);
   }
 
@@ -733,6 +868,12 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       runningHere: (taskId) => this.#running.has(taskId),
       abandon: (taskId) => this.#abandon(taskId),
     });
+    for (const [taskId, action] of actions) {
+      if (action === "alive" || action === "closed") continue;
+      const turn = this.agentDb.turns.get(taskId);
+      const instanceId = turn?.instanceId ?? "";
+      this.agentEvents.emit("reconciler.action", taskId, { action, instanceId }, ["reconciled", instanceId, turn?.attempts ?? 0, action]);
+    }
     // A wake that did not arrive (an outage, a Worker restart) is sent again until the turn takes it in.
     for (const request of this.agentDb.hitl.unresumed()) if (this.agentDb.turns.get(request.taskId)) await this.#wake(request);
     if (this.agentDb.turns.size === 0) await this.#stopReconciling();
@@ -791,7 +932,9 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const row = this.agentDb.tasks.get(taskId);
     if (!row) return;
     const now = Date.now();
-    writeStatus(this.agentDb, terminalTask(taskOf(row), { state: "TASK_STATE_FAILED", text: this.lifecycleWords().abandoned }, now), now);
+    const task = terminalTask(taskOf(row), { state: "TASK_STATE_FAILED", text: this.lifecycleWords().abandoned }, now);
+    task.metadata = { ...task.metadata, [USAGE_KEY]: this.agentDb.usage.ofTurn(taskId) };
+    if (writeStatus(this.agentDb, task, now).kind === "written") this.#emitFinished(task, row.createdAt, now);
   }
 
   /** The reconcile pass runs on the SDK's scheduler: an interval schedule, one per object. */

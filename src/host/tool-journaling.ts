@@ -14,6 +14,18 @@ export interface JournalOptions {
   point: string;
   /** What the model is told for a call that started and never finished (the agent's words). */
   interrupted: (toolName: string) => unknown;
+  /** Hears each call once it is settled: run (and how it went), replayed from the journal, or reported interrupted. */
+  onCall?: (call: JournaledCall) => void;
+}
+
+/** One call as the journal saw it. `key` names the call within its task (stable across replays). */
+interface JournaledCall {
+  key: string;
+  toolName: string;
+  outcome: "ok" | "error" | "replayed" | "interrupted";
+  durationMs: number;
+  /** The options the tool's `execute` was called with: what a redaction verdict is keyed by. */
+  callOptions: unknown;
 }
 
 /**
@@ -31,11 +43,27 @@ export function journaled(tools: ToolSet, options: JournalOptions): ToolSet {
     const occurrence = occurrences.get(base) ?? 0;
     occurrences.set(base, occurrence + 1);
     const key = `${base}#${occurrence}`;
+    const told = (outcome: JournaledCall["outcome"], started: number) =>
+      options.onCall?.({ key, toolName, outcome, durationMs: Date.now() - started, callOptions });
+    const started = Date.now();
     const recorded = options.journal.get(options.taskId, key);
-    if (recorded?.status === "finished") return JSON.parse(recorded.outputJson ?? "null");
-    if (recorded || !options.journal.start(options.taskId, key, toolName)) return options.interrupted(toolName);
-    const output = await execute(input, callOptions);
+    if (recorded?.status === "finished") {
+      told("replayed", started);
+      return JSON.parse(recorded.outputJson ?? "null");
+    }
+    if (recorded || !options.journal.start(options.taskId, key, toolName)) {
+      told("interrupted", started);
+      return options.interrupted(toolName);
+    }
+    let output: unknown;
+    try {
+      output = await execute(input, callOptions);
+    } catch (error) {
+      told("error", started);
+      throw error;
+    }
     options.journal.finish(options.taskId, key, output);
+    told("ok", started);
     return output;
   });
 }

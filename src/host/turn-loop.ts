@@ -11,7 +11,8 @@ import type { SubtaskStore } from "../db/subtask-store.js";
 import type { ToolJournal } from "../db/tool-journal.js";
 import type { PartJson } from "../boundary/index.js";
 import type { ToolContext } from "../plugin/contract.js";
-import type { AgentRuntime } from "../plugin/runtime.js";
+import type { ToolCallObserver, ToolCallVerdict } from "../plugin/redaction.js";
+import type { AgentRuntime, TurnToolContext } from "../plugin/runtime.js";
 import { DELEGATE_TOOL, createDelegateTool } from "../subtasks/delegate-tool.js";
 import { redactSubtaskRows, renderSubtaskResults } from "../subtasks/results.js";
 import type { AnswerStream } from "./answer-stream.js";
@@ -50,6 +51,28 @@ export interface RoundInput {
   signal?: AbortSignal;
   /** Where the answer goes as the model writes it. */
   answer?: AnswerStream;
+  /** Hears the round's model exchange and tool calls (the agent's events and usage). */
+  observer?: RoundObserver;
+  /** Where the plugins' own events go (`ToolContext.emit`). */
+  emit?: TurnToolContext["emit"];
+}
+
+/** What a round tells about its work as it happens. */
+export interface RoundObserver {
+  /** One exchange with the model; `point` names it within the task (stable across a replayed step). */
+  modelCall(call: {
+    point: string;
+    model: string;
+    fallback: boolean;
+    retries: number;
+    outcome: "ok" | "error" | "aborted";
+    steps: number;
+    inputTokens: number;
+    outputTokens: number;
+    durationMs: number;
+  }): void;
+  /** One tool call; `key` is its journal key (stable across a replayed step). */
+  toolCall(call: { key: string; tool: string; outcome: "ok" | "error" | "replayed" | "interrupted"; durationMs: number; redacted: boolean }): void;
 }
 
 export type RoundResult =
@@ -132,7 +155,13 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
 
   const offered: ToolSet = {};
   const exempt = new Set(config.hitl.approvalExempt);
-  for (const [name, tool] of Object.entries(runtime.tools({ taskId, origin: input.origin, signal: input.signal, addArtifact: input.addArtifact }))) {
+  // Each call's redaction verdict, keyed by its options object (the journal hands the same one on).
+  const verdicts = new WeakMap<object, ToolCallVerdict>();
+  const observe: ToolCallObserver = (callOptions, verdict) => {
+    if (typeof callOptions === "object" && callOptions !== null) verdicts.set(callOptions, verdict);
+  };
+  const family = { taskId, origin: input.origin, signal: input.signal, addArtifact: input.addArtifact, emit: input.emit };
+  for (const [name, tool] of Object.entries(runtime.tools(family, observe))) {
     offered[name] = exempt.has(name) ? { ...tool, needsApproval: false } : tool;
   }
   if (words && !lastRound && runtime.subtaskTypes.size > 0) {
@@ -151,6 +180,16 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
       taskId,
       point,
       interrupted: () => ({ interrupted: true, note: policy.messages.toolInterrupted }),
+      onCall: (call) => {
+        const verdict = typeof call.callOptions === "object" && call.callOptions !== null ? verdicts.get(call.callOptions) : undefined;
+        input.observer?.toolCall({
+          key: call.key,
+          tool: call.toolName,
+          outcome: call.outcome === "ok" && verdict?.errored ? "error" : call.outcome,
+          durationMs: call.durationMs,
+          redacted: verdict?.redacted ?? false,
+        });
+      },
     });
 
   const messages: ModelMessage[] = windowMessages(window, policy.messages.summaryHeading);
@@ -159,6 +198,7 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
     if (earlier.length) messages.push({ role: "user", content: `${words.resultsHeader}\n\n${renderSubtaskResults(earlier)}` });
   }
   const delegated: StopCondition<ToolSet> = () => rounds.decision(taskId, round)?.kind === "delegate";
+  const asked = Date.now();
   const result = await generateWithFallback({
     env: input.env,
     config: config.model,
@@ -170,6 +210,31 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
     signal: input.signal,
     onText: (event) => (event.kind === "restart" ? input.answer?.restart() : input.answer?.delta(event.text)),
   });
+  input.observer?.modelCall(
+    result.ok
+      ? {
+          point,
+          model: result.model,
+          fallback: result.fellBack,
+          retries: Math.max(0, result.exchanges - result.steps),
+          outcome: "ok",
+          steps: result.steps,
+          inputTokens: result.inputTokens,
+          outputTokens: result.outputTokens,
+          durationMs: Date.now() - asked,
+        }
+      : {
+          point,
+          model: result.model,
+          fallback: result.errors.length > 1,
+          retries: Math.max(0, result.exchanges - 1),
+          outcome: result.aborted ? "aborted" : "error",
+          steps: 0,
+          inputTokens: 0,
+          outputTokens: 0,
+          durationMs: Date.now() - asked,
+        },
+  );
   if (!result.ok) {
     input.answer?.stop();
     if (result.aborted) return { kind: "canceled" };

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { AgentConfig } from "../agent/config.js";
 import type { HumanAnswer, SubtaskQuestion } from "../boundary/subagent.js";
 import type { PartJson } from "../boundary/wire-json.js";
+import type { AgentEvent, PluginEventData } from "../telemetry/index.js";
 import type { Workspace, WorkspaceBacking, WorkspaceHost } from "./workspace.js";
 
 /**
@@ -48,6 +49,13 @@ export interface ToolContext {
    * task no longer running, or past `parts.maxArtifactBytes`.
    */
   addArtifact(artifact: NewArtifact): { artifactId: string };
+  /**
+   * Emits an event of the plugin's own, `plugin.<key>.<name>`, scoped to the
+   * task (docs/telemetry.md). Flat values only, scrubbed of secrets like
+   * every event; `occurrence` (stable across a retried step) gives it a
+   * stable id, otherwise each call is its own occurrence.
+   */
+  emit(name: string, data: PluginEventData, occurrence?: string): void;
 }
 
 export type ToolFamily = (context: ToolContext) => { tools: ToolSet };
@@ -140,6 +148,12 @@ export interface AgentPlugin {
    * subtask type, `input` its params, `output` its result or `{ error }`).
    */
   onToolResult?: (event: ToolResultEvent) => unknown | Promise<unknown>;
+  /**
+   * Hears every event of the object it runs in (docs/telemetry.md), the
+   * plugins' own included, after the log has it. Never awaited by the turn;
+   * a subscriber that throws is logged and changes nothing.
+   */
+  onEvent?: (event: AgentEvent) => void | Promise<void>;
 }
 
 /** Stamps the contract version a plugin is written against. */

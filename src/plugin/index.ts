@@ -14,7 +14,7 @@ export {
   type TurnGateInput,
 } from "./contract.js";
 export { PluginContractError, WorkspaceLimitError, WorkspacePathError } from "./errors.js";
-export { REDACTION_FAILED_STUB, redactToolResults, redactWith, type ToolResultRedactor } from "./redaction.js";
+export { REDACTION_FAILED_STUB, redactToolResults, redactWith, type ToolCallObserver, type ToolCallVerdict, type ToolResultRedactor } from "./redaction.js";
 export { readCapped } from "./read-capped.js";
 export { createAgentRuntime, type AgentRuntime } from "./runtime.js";
 export { Workspace, memoryWorkspaceBacking, type WorkspaceBacking, type WorkspaceCaps, type WorkspaceHost } from "./workspace.js";

@@ -10,8 +10,9 @@ import {
   type ToolResultEvent,
   type TurnGateInput,
 } from "./contract.js";
+import type { PluginEventData } from "../telemetry/index.js";
 import { PluginContractError } from "./errors.js";
-import { redactToolResults, redactWith } from "./redaction.js";
+import { redactToolResults, redactWith, type ToolCallObserver } from "./redaction.js";
 import { Workspace, memoryWorkspaceBacking, type WorkspaceHost } from "./workspace.js";
 
 export interface AgentRuntime {
@@ -22,8 +23,14 @@ export interface AgentRuntime {
   readonly stores: readonly PluginStore[];
   /** The workspace a subagent's recipe gets: a plugin's backing (or memory) over `host`'s storage, behind the configured caps. */
   workspace(host: WorkspaceHost): Workspace;
-  /** Every tool family's tools for one turn, results (and thrown errors) redacted. */
-  tools(context: ToolContext): ToolSet;
+  /**
+   * Every tool family's tools for one turn, results (and thrown errors)
+   * redacted; `observe` hears each call's verdict. Each family's `emit` is
+   * bound to its plugin (`context.emit` hears `plugin.<key>.<name>`).
+   */
+  tools(context: TurnToolContext, observe?: ToolCallObserver): ToolSet;
+  /** The values of the secrets the plugins require: what no event may carry. */
+  readonly secretValues: readonly string[];
   /**
    * What the model may see of a result: every plugin's `onToolResult` in
    * turn, failing closed to `REDACTION_FAILED_STUB`. The tools above use it,
@@ -34,6 +41,11 @@ export interface AgentRuntime {
   onMessagesDisplaced(messages: unknown[]): Promise<void>;
   /** AND of every gate; a gate that throws counts as yes. */
   shouldHandleTurn(input: TurnGateInput): Promise<boolean>;
+}
+
+/** What the turn hands `tools()`: a tool context whose `emit` names the plugin, bound per family. */
+export interface TurnToolContext extends Omit<ToolContext, "emit"> {
+  emit?: (plugin: string, name: string, data: PluginEventData, occurrence?: string) => void;
 }
 
 /**
@@ -124,12 +136,20 @@ export function createAgentRuntime<Env extends object>(options: { plugins: Agent
     subtaskTypes,
     stores: plugins.flatMap((p) => (p.store ? [p.store] : [])),
     workspace: (host) => new Workspace(backing ? backing(host) : memoryWorkspaceBacking(), config.workspace),
+    secretValues: plugins
+      .flatMap((p) => p.requires?.secrets ?? [])
+      .flatMap((name) => {
+        const value = env.get(name);
+        return typeof value === "string" ? [value] : [];
+      }),
     redact: redactWith(redactors),
-    tools(context) {
+    tools(context, observe) {
       const merged: ToolSet = {};
       for (const plugin of plugins) {
+        const { emit, ...rest } = context;
+        const own: ToolContext = { ...rest, emit: (name, data, occurrence) => emit?.(plugin.key, name, data, occurrence) };
         for (const family of Object.values(plugin.toolFamilies ?? {})) {
-          for (const [toolName, tool] of Object.entries(family(context).tools)) {
+          for (const [toolName, tool] of Object.entries(family(own).tools)) {
             if (merged[toolName]) {
               throw new PluginContractError(culpritOf(plugin), `Two tool families define the tool ${JSON.stringify(toolName)}`, {
                 code: "ERR_PLUGIN_DUPLICATE_TOOL",
@@ -139,7 +159,7 @@ export function createAgentRuntime<Env extends object>(options: { plugins: Agent
           }
         }
       }
-      return redactToolResults(merged, redactors);
+      return redactToolResults(merged, redactors, observe);
     },
     async onMessagesDisplaced(messages) {
       const results = await Promise.allSettled(listeners.map((l) => Promise.resolve().then(() => l.fn(messages))));

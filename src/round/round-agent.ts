@@ -71,7 +71,9 @@ export abstract class RoundAgentBase<Env extends Cloudflare.Env & AgentEnv = Clo
 
   async #runSubtask(taskId: string, row: SubtaskRow): Promise<SubtaskQuestion | undefined> {
     const store = this.agentDb.subtasks;
-    store.mark(row.id, "running");
+    if (store.mark(row.id, "running") && row.status === "pending") {
+      this.agentEvents.emit("subtask.started", taskId, { round: row.round, subtaskId: row.id, type: row.type }, ["subtask started", row.id]);
+    }
     // The subtask heartbeats while its subagent works, so a stale "running" row tells a crash from a slow recipe.
     const heartbeat = setInterval(() => store.touch(row.id), SUBTASK_HEARTBEAT_MS);
     let question: SubtaskQuestion | undefined;
@@ -126,10 +128,22 @@ export abstract class RoundAgentBase<Env extends Cloudflare.Env & AgentEnv = Clo
       store.mark(row.id, "waiting");
       return result.question;
     }
-    if (!result) store.mark(row.id, "failed", { error: lastError });
-    else if (result.status === "done") store.mark(row.id, "done", { result: result.result });
-    else if (result.status === "failed") store.mark(row.id, "failed", { error: result.error });
-    else store.mark(row.id, "canceled");
+    const ended = !result
+      ? store.mark(row.id, "failed", { error: lastError }) && "failed"
+      : result.status === "done"
+        ? store.mark(row.id, "done", { result: result.result }) && "done"
+        : result.status === "failed"
+          ? store.mark(row.id, "failed", { error: result.error }) && "failed"
+          : store.mark(row.id, "canceled") && "canceled";
+    // Only the write that settled it reports it: a replayed run finds it settled.
+    if (ended) {
+      this.agentEvents.emit(
+        "subtask.finished",
+        taskId,
+        { round: row.round, subtaskId: row.id, type: row.type, outcome: ended, durationMs: Date.now() - row.createdAt },
+        ["subtask finished", row.id],
+      );
+    }
     return undefined;
   }
 

@@ -13,8 +13,8 @@ export interface EventCatalogue {
   "task.canceled": { from: string };
   /** The turn's Workflow took the task up (`submitted` → `working`). */
   "turn.started": { instanceId: string };
-  /** The turn's terminal write: the state it ended in, its rounds, what its model calls cost. */
-  "turn.finished": { state: string; durationMs: number; rounds: number; modelCalls: number; inputTokens: number; outputTokens: number; text?: string };
+  /** The terminal write: the state the task ended in, the time since it was accepted, what its model calls cost. */
+  "turn.finished": { state: string; durationMs: number; modelCalls: number; inputTokens: number; outputTokens: number; text?: string };
   /** One exchange with the model (its tool steps included), after retries and fallback. */
   "model.call": {
     round: number;

@@ -5,6 +5,10 @@ import { isTerminalName } from "../a2a/task-state.js";
 import type { AgentNamespace, DeadLetter, PushTargets, TurnObject, TurnParams } from "../boundary/index.js";
 import { retriesAfter, waitAfter } from "./delivery-schedule.js";
 import { deliverPush, type PushAttempt } from "./push-delivery.js";
+import { analyticsSink, jsonLogSink, Telemetry, type AnalyticsDataset } from "../telemetry/index.js";
+
+/** A turn's params and the instance running it. */
+type RunningTurn = TurnParams & { instanceId: string };
 
 /** The model call: a couple of retries for a crashed isolate; the fallback model is tried inside. */
 const RUN_STEP: WorkflowStepConfig = { retries: { limit: 2, delay: "5 seconds", backoff: "exponential" }, timeout: "10 minutes" };
@@ -29,12 +33,16 @@ const QUICK_STEP: WorkflowStepConfig = { retries: { limit: 5, delay: "1 second",
  * step never repeats an earlier one; a task canceled meanwhile is announced
  * as canceled because the terminal write says it was refused.
  */
-export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; GATEKEEPER_ORIGINS?: string }> extends WorkflowEntrypoint<Env, TurnParams> {
+export abstract class TurnWorkflowBase<
+  Env extends { A2A_SIGNING_KEY?: string; GATEKEEPER_ORIGINS?: string; OPENAI_API_KEY?: string; A2A_ANALYTICS?: AnalyticsDataset },
+> extends WorkflowEntrypoint<Env, TurnParams> {
+  #telemetry: Telemetry | undefined;
+
   /** The namespace holding `tenant`'s agents. */
   protected abstract agentNamespace(tenant: string): AgentNamespace;
 
   override async run(event: Readonly<WorkflowEvent<TurnParams>>, step: WorkflowStep): Promise<{ state: string }> {
-    const turn = event.payload;
+    const turn = { ...event.payload, instanceId: event.instanceId };
     // The stub, seen through the boundary's interface: plain verdicts, typed.
     const agent = (): TurnObject => {
       const namespace = this.agentNamespace(turn.tenant);
@@ -114,14 +122,15 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
    * whose hour runs out, is a dead letter, recorded on the task unless
    * `record` is false (a re-delivery records its own). Returns the dead letters.
    */
-  async #deliverAll(step: WorkflowStep, agent: () => TurnObject, turn: TurnParams, targets: PushTargets, name: string, record = true): Promise<DeadLetter[]> {
+  async #deliverAll(step: WorkflowStep, agent: () => TurnObject, turn: RunningTurn, targets: PushTargets, name: string, record = true): Promise<DeadLetter[]> {
     const letters: DeadLetter[] = [];
     let pending = targets.configIds;
     let first: number | undefined;
     for (let attempt = 1; pending.length > 0; attempt++) {
       const next: string[] = [];
       for (const configId of pending) {
-        const tried = await step.do(`${name} ${configId} ${attempt}`, ATTEMPT_STEP, () => this.#attempt(agent(), turn, configId, targets.seq));
+        const stepName = `${name} ${configId} ${attempt}`;
+        const tried = await step.do(stepName, ATTEMPT_STEP, () => this.#attempt(agent(), turn, configId, targets.seq, { attempt, stepName }));
         first ??= tried.at;
         if (tried.kind === "delivered" || tried.kind === "skipped") continue;
         if (tried.kind === "transient" && retriesAfter(attempt, tried.at, first)) next.push(configId);
@@ -139,10 +148,20 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
   }
 
   /** One attempt: the push as it goes out now, and what came of it (when, for the schedule). */
-  async #attempt(agent: TurnObject, turn: TurnParams, configId: string, seq: number): Promise<{ kind: PushAttempt["kind"]; status: number; at: number }> {
+  async #attempt(
+    agent: TurnObject,
+    turn: RunningTurn,
+    configId: string,
+    seq: number,
+    which: { attempt: number; stepName: string },
+  ): Promise<{ kind: PushAttempt["kind"]; status: number; at: number }> {
+    const began = Date.now();
     const out = await agent.pushOf(turn.taskId, configId, seq);
     // Deleted since, or the task is gone: nobody is waiting at that URL any more.
     if (!out.ok || out.value.gone) return { kind: "skipped", status: 0, at: Date.now() };
+    const body = out.value.body;
+    // Pushes carry a task or a status update (docs/protocol.md), both with their context.
+    const contextId = "task" in body ? body.task.contextId : "statusUpdate" in body ? body.statusUpdate.contextId : undefined;
     const attempt = await deliverPush({
       config: out.value.config,
       body: out.value.body,
@@ -152,7 +171,31 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
       allowlist: this.#gatekeeperOrigins(),
       taskId: turn.taskId,
     });
-    return { kind: attempt.kind, status: "status" in attempt ? attempt.status : 0, at: Date.now() };
+    const status = "status" in attempt ? attempt.status : 0;
+    // Inside the attempt's step: a replayed step is the same occurrence, with the same id.
+    await this.#events().emit(
+      "push.attempt",
+      {
+        tenant: turn.tenant,
+        ...(turn.caller ? { caller: turn.caller } : {}),
+        taskId: turn.taskId,
+        ...(contextId ? { contextId } : {}),
+        turnId: turn.instanceId,
+      },
+      { configId, seq, attempt: which.attempt, status, outcome: attempt.kind, durationMs: Date.now() - began },
+      [turn.instanceId, which.stepName],
+    );
+    return { kind: attempt.kind, status, at: Date.now() };
+  }
+
+  /** The turn's own events (push attempts) go where the object's do, minus its subscribers: the log, and Analytics Engine when bound. */
+  #events(): Telemetry {
+    const dataset = this.env.A2A_ANALYTICS;
+    this.#telemetry ??= new Telemetry({
+      sinks: dataset ? [jsonLogSink, analyticsSink(dataset)] : [jsonLogSink],
+      secrets: [this.env.A2A_SIGNING_KEY, this.env.OPENAI_API_KEY],
+    });
+    return this.#telemetry;
   }
 
   /**
@@ -161,7 +204,7 @@ export abstract class TurnWorkflowBase<Env extends { A2A_SIGNING_KEY?: string; G
    * first it gives up on ends its turn, and that event and the later ones are
    * its dead letters now.
    */
-  async #redeliver(step: WorkflowStep, agent: () => TurnObject, turn: TurnParams): Promise<{ state: string }> {
+  async #redeliver(step: WorkflowStep, agent: () => TurnObject, turn: RunningTurn): Promise<{ state: string }> {
     const queued = await step.do("redelivery targets", QUICK_STEP, async () => {
       const found = await agent().redeliveryTargets(turn.taskId);
       return found.ok ? found.value : [];

@@ -98,7 +98,7 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
     const result = await dispatch(method, params, {
       tenant: caller.tenant,
       origin: c.get("origin"),
-      caller: { key: caller.identity.key, ...(caller.identity.name ? { name: caller.identity.name } : {}) },
+      caller: { key: caller.identity.key, gatekeeper: caller.issuer, ...(caller.identity.name ? { name: caller.identity.name } : {}) },
       allowlist: loadGatekeeperOrigins(c.env.GATEKEEPER_ORIGINS),
       inputModes: cardInputModes(options.tenants[caller.tenant]?.manifest.defaultInputModes),
       agent,

@@ -24,7 +24,7 @@ export interface CallContext {
   tenant: string;
   origin: string;
   /** Who is calling (the verified token's identity): the one who answers a human-in-the-loop request. */
-  caller: { key: string; name?: string };
+  caller: { key: string; name?: string; gatekeeper?: string };
   allowlist: ReadonlySet<string>;
   /** The tenant card's `defaultInputModes`: a message part of any other media type is refused at the edge (-32005). */
   inputModes: readonly string[];

@@ -1,7 +1,8 @@
 import type { AgentConfigInput, AgentPolicy } from "@dynamicagents/core/agent";
 import type { AgentNamespace, MessageJson } from "@dynamicagents/core/boundary";
 import { DynamicAgent, type AgentPlugin } from "@dynamicagents/core/host";
-import { definePlugin, defineSubtaskType } from "@dynamicagents/core/plugin";
+import { definePlugin, defineSubtaskType, type PluginHost } from "@dynamicagents/core/plugin";
+import type { AgentEvent } from "@dynamicagents/core/telemetry";
 import { RoundAgentBase, type SubagentClass } from "@dynamicagents/core/round";
 import { RecipeSubagentBase } from "@dynamicagents/core/subagent";
 import { TurnWorkflowBase } from "@dynamicagents/core/turn";
@@ -255,11 +256,64 @@ const markerManifest = (name: string) => ({
   defaultOutputModes: ["text/plain", "application/json", "text/markdown", "image/png"],
 });
 
+/** What the observing plugin heard and emitted (the test pool runs the objects in the specs' isolate). */
+export const observed = { events: [] as AgentEvent[] };
+/** The observed agent's plugin secret (vitest.config.ts): no event or log line may carry it. */
+const OBSERVED_SECRET_NAME = "OBSERVED_SECRET";
+
+/**
+ * Subscribes to every event, and has a tool that reads its secret, emits an
+ * event of its own quoting it (scrubbed on the way out), and whose result its
+ * redactor replaces.
+ */
+const observing = (env: Cloudflare.Env) =>
+  definePlugin({
+    key: "observing",
+    requires: { secrets: [OBSERVED_SECRET_NAME] },
+    onEvent: (event) => void observed.events.push(event),
+    onToolResult: ({ toolName, output }) => (toolName === "read_secret" ? { secret: mark("redacted") } : output),
+    toolFamilies: {
+      secret: (context) => ({
+        tools: {
+          read_secret: tool({
+            description: mark("read-secret"),
+            inputSchema: z.object({}),
+            execute: async () => {
+              context.emit("secret_read", { length: String(env.OBSERVED_SECRET).length, quoted: `it is ${env.OBSERVED_SECRET}` }, "read");
+              return { secret: env.OBSERVED_SECRET };
+            },
+          }),
+        },
+      }),
+    },
+  });
+
+/** An agent whose events a spec watches (test/telemetry.spec.ts): a plugin that subscribes and emits, and a small daily token budget. */
+export class ObservedAgent extends DynamicAgent<Cloudflare.Env> {
+  protected override agentConfig(): AgentConfigInput {
+    // The fake model bills 2 tokens a call (src/testing/chat-completion.ts): three plain turns spend the budget.
+    return { limits: { tokensPerCallerPerDay: 6 } };
+  }
+  protected override agentPlugins(host: PluginHost<Cloudflare.Env>): AgentPlugin[] {
+    return [observing(host.env)];
+  }
+  protected agentSoul(): string {
+    return mark("soul");
+  }
+  protected agentPolicy(): AgentPolicy {
+    return markerPolicy;
+  }
+  protected override turnWorkflow() {
+    return required(this.env.MARKER_WORKFLOW);
+  }
+}
+
 /** The test agents as tenants of an edge a spec builds with `createA2AWorker`. */
 export const markerTenants: Record<string, TenantConfig<Cloudflare.Env>> = {
   marker: { manifest: markerManifest("marker"), agent: (env) => required(env.MARKER_AGENT) },
   "marker-researcher": { manifest: markerManifest("marker-researcher"), agent: (env) => required(env.MARKER_RESEARCHER) },
   broken: { manifest: markerManifest("broken"), agent: (env) => required(env.MARKER_BROKEN) },
+  observed: { manifest: markerManifest("observed"), agent: (env) => required(env.MARKER_OBSERVED) },
 };
 
 export class MarkerTurnWorkflow extends TurnWorkflowBase<Cloudflare.Env> {

@@ -3,4 +3,4 @@
 // their own (vitest.config.ts), which the reference edge never addresses.
 export { default } from "../../reference/worker.js";
 export * from "../../reference/worker.js";
-export { BrokenAgent, MarkerAgent, MarkerResearcher, MarkerSubagent, MarkerTurnWorkflow } from "./agents.js";
+export { BrokenAgent, MarkerAgent, MarkerResearcher, MarkerSubagent, MarkerTurnWorkflow, ObservedAgent } from "./agents.js";

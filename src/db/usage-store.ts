@@ -1,0 +1,75 @@
+import { eq, sql } from "drizzle-orm";
+import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { turns, usageDays } from "./schema.js";
+
+/** Tokens one model exchange (or a sum of them) cost. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  modelCalls: number;
+}
+
+const NONE: Usage = { inputTokens: 0, outputTokens: 0, modelCalls: 0 };
+
+/** The UTC day `at` falls on, as `usage_days` keys it. */
+export function usageDay(at: number): string {
+  return new Date(at).toISOString().slice(0, 10);
+}
+
+/** What this caller's model calls cost: per open turn, and per UTC day. */
+export class UsageStore {
+  constructor(
+    private readonly db: DrizzleSqliteDODatabase,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Adds one exchange to the task's open turn (if any) and to today's total, together. */
+  record(taskId: string | undefined, usage: Usage): void {
+    const day = usageDay(this.now());
+    this.db.transaction(() => {
+      if (taskId) {
+        this.db
+          .update(turns)
+          .set({
+            inputTokens: sql`${turns.inputTokens} + ${usage.inputTokens}`,
+            outputTokens: sql`${turns.outputTokens} + ${usage.outputTokens}`,
+            modelCalls: sql`${turns.modelCalls} + ${usage.modelCalls}`,
+          })
+          .where(eq(turns.taskId, taskId))
+          .run();
+      }
+      this.db
+        .insert(usageDays)
+        .values({ day, ...usage })
+        .onConflictDoUpdate({
+          target: usageDays.day,
+          set: {
+            inputTokens: sql`${usageDays.inputTokens} + ${usage.inputTokens}`,
+            outputTokens: sql`${usageDays.outputTokens} + ${usage.outputTokens}`,
+            modelCalls: sql`${usageDays.modelCalls} + ${usage.modelCalls}`,
+          },
+        })
+        .run();
+    });
+  }
+
+  /** What the task's open turn has cost so far. */
+  ofTurn(taskId: string): Usage {
+    const row = this.db
+      .select({ inputTokens: turns.inputTokens, outputTokens: turns.outputTokens, modelCalls: turns.modelCalls })
+      .from(turns)
+      .where(eq(turns.taskId, taskId))
+      .get();
+    return row ?? NONE;
+  }
+
+  /** The caller's total for the UTC day of `at` (today by default). */
+  ofDay(at: number = this.now()): Usage {
+    const row = this.db
+      .select({ inputTokens: usageDays.inputTokens, outputTokens: usageDays.outputTokens, modelCalls: usageDays.modelCalls })
+      .from(usageDays)
+      .where(eq(usageDays.day, usageDay(at)))
+      .get();
+    return row ?? NONE;
+  }
+}

@@ -1,0 +1,70 @@
+import type { AgentDB } from "../db/agent-db.js";
+import { callerHash, type EventCatalogue, type EventName, type EventScope, type PluginEventData, type Telemetry } from "../telemetry/index.js";
+
+/** Where the object keeps who it serves, for every event's scope: the tenant and the caller's hash, never the identity. */
+const SCOPE_KEY = "telemetry.scope";
+
+interface StoredScope {
+  tenant: string;
+  caller?: string;
+}
+
+/**
+ * The caller's object's events: each is scoped to the object's tenant and
+ * caller hash and, when it is about a task, to the task's context and open
+ * turn. Emitted at durable transitions (the callers below emit after a write
+ * took effect), so an occurrence is emitted once; its id is derived from the
+ * occurrence, so one seen again carries the same id.
+ */
+export class ObjectEvents {
+  #scope: StoredScope | undefined;
+
+  constructor(
+    private readonly db: AgentDB,
+    private readonly kv: SyncKvStorage,
+    private readonly telemetry: () => Telemetry,
+  ) {}
+
+  /** Learns who this object serves from a verified call (the first one; the identity of an object never changes). */
+  async learnCaller(signingKeySecret: string | undefined, caller: { gatekeeper: string; tenant: string; key: string }): Promise<void> {
+    if (this.#stored()?.tenant === caller.tenant && this.#scope?.caller) return;
+    const hash = await callerHash(signingKeySecret, caller);
+    const scope: StoredScope = { tenant: caller.tenant, ...(hash ? { caller: hash } : {}) };
+    this.kv.put(SCOPE_KEY, scope);
+    this.#scope = scope;
+  }
+
+  /** The scope every event of this object carries. */
+  scope(): EventScope {
+    const stored = this.#stored();
+    return stored ? { tenant: stored.tenant, ...(stored.caller ? { caller: stored.caller } : {}) } : {};
+  }
+
+  /** An event about a task: its context and open turn are looked up unless given. */
+  emit<N extends EventName>(name: N, taskId: string | undefined, data: EventCatalogue[N], occurrence: readonly (string | number)[], contextId?: string): void {
+    void this.telemetry().emit(name, this.#scopeOf(taskId, contextId), data, occurrence);
+  }
+
+  /** A plugin's own event about a task. */
+  emitPlugin(plugin: string, name: string, taskId: string, data: PluginEventData, occurrence: readonly (string | number)[]): void {
+    void this.telemetry().emitPlugin(plugin, name, this.#scopeOf(taskId), data, occurrence);
+  }
+
+  #scopeOf(taskId: string | undefined, contextId?: string): EventScope {
+    const scope: EventScope = this.scope();
+    if (contextId) scope.contextId = contextId;
+    if (taskId) {
+      scope.taskId = taskId;
+      const context = contextId ?? this.db.tasks.get(taskId)?.contextId;
+      if (context) scope.contextId = context;
+      const turn = this.db.turns.get(taskId)?.instanceId;
+      if (turn) scope.turnId = turn;
+    }
+    return scope;
+  }
+
+  #stored(): StoredScope | undefined {
+    this.#scope ??= this.kv.get<StoredScope>(SCOPE_KEY);
+    return this.#scope;
+  }
+}
