@@ -13,6 +13,10 @@ declare global {
       MARKER_RESEARCHER?: AgentNamespace;
       MARKER_BROKEN?: AgentNamespace;
       MARKER_WORKFLOW?: Workflow<TurnParams>;
+      /** The broken agent's secret, a canary (vitest.config.ts). */
+      SPEC_BROKEN_SECRET?: string;
+      /** A real rate-limiting binding (3 a minute) for edges the specs build. */
+      TEST_RATE_LIMITER?: RateLimit;
     }
   }
 }
