@@ -88,8 +88,15 @@ const workerd = defineProject({
           MARKER_OBSERVED: { className: "ObservedAgent", useSQLite: true },
         },
         workflows: { MARKER_WORKFLOW: { name: "marker-turn", className: "MarkerTurnWorkflow" } },
+        // A real rate-limiting binding, which the specs hand to an edge of their own (test/rate-limit.spec.ts).
+        ratelimits: { TEST_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 3, period: 60 } } },
         bindings: {
           A2A_SIGNING_KEY: signingKey,
+          // Canaries: secrets no output may ever hold (scripts/check/canaries.mjs reads
+          // the whole run's output in CI). The model key goes out with every model call;
+          // the broken agent's secret is refused by a check that quotes it (test/support/agents.ts).
+          OPENAI_API_KEY: "canary-secret-7f3a9c",
+          SPEC_BROKEN_SECRET: "canary-secret-b2e4d1",
           GATEKEEPER_ORIGINS: JSON.stringify(["https://gatekeeper.test", "https://other-gatekeeper.test", "http://127.0.0.1:9999"]),
           // The model is outside the system: specs answer these calls themselves.
           OPENAI_BASE_URL: "https://model.test/v1",

@@ -16,6 +16,10 @@ declare global {
       /** The observed agent's plugin secret: a canary no event or log line may carry. */
       OBSERVED_SECRET?: string;
       MARKER_WORKFLOW?: Workflow<TurnParams>;
+      /** The broken agent's secret, a canary (vitest.config.ts). */
+      SPEC_BROKEN_SECRET?: string;
+      /** A real rate-limiting binding (3 a minute) for edges the specs build. */
+      TEST_RATE_LIMITER?: RateLimit;
     }
   }
 }

@@ -11,13 +11,15 @@ import {
 } from "@dynamicagents/core/a2a";
 import { settle, unwrap, type AgentNamespace, type TurnObject } from "@dynamicagents/core/boundary";
 import { ConfigError, DynamicAgentsError } from "@dynamicagents/core/errors";
+import { callerHash } from "@dynamicagents/core/telemetry";
 import { callerObjectName, createA2AWorker } from "@dynamicagents/core/worker";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { assistantManifest, deployment } from "../reference/manifests.js";
 import { markerTenants } from "./support/agents.js";
-import { GATEKEEPER } from "./support/constants.js";
+import { GATEKEEPER, PUSH_URL } from "./support/constants.js";
+import { captureConsole } from "./support/console-capture.js";
 import { isolatedEdge, stubAgent } from "./support/isolated-edge.js";
-import { interceptOutbound } from "./support/outbound.js";
+import { eventually, interceptOutbound } from "./support/outbound.js";
 import { call, post, sendParams, userMessage } from "./support/rpc.js";
 
 const ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo";
@@ -219,30 +221,65 @@ describe("the platform's own refusals", () => {
 });
 
 describe("an agent that cannot start", () => {
-  it("answers every call with AGENT_START_FAILED naming the culprit its start-up check found", async () => {
+  it("answers every method with AGENT_START_FAILED naming the culprit and its code, and says so in events, never quoting the secret", async () => {
     using _ = interceptOutbound();
+    using output = captureConsole();
     const edge = isolatedEdge({ tenants: markerTenants });
-    const mint = { tenant: "broken", identity: { key: `caller-${crypto.randomUUID()}` } };
-    for (const [method, params] of [
+    const key = `caller-${crypto.randomUUID()}`;
+    const mint = { tenant: "broken", identity: { key } };
+    // What the broken agent's check refused, and quotes in its message (test/support/agents.ts).
+    const secret = env.SPEC_BROKEN_SECRET!;
+    const methods: Array<[string, Record<string, unknown>]> = [
       ["SendMessage", sendParams("hello")],
+      ["SendStreamingMessage", { message: userMessage("hello") }],
+      ["SubscribeToTask", { id: "t" }],
       ["GetTask", { id: "t" }],
       ["ListTasks", {}],
       ["CancelTask", { id: "t" }],
-    ] as const) {
+      ["CreateTaskPushNotificationConfig", { taskId: "t", id: "c1", url: PUSH_URL }],
+      ["GetTaskPushNotificationConfig", { taskId: "t", id: "c1" }],
+      ["ListTaskPushNotificationConfigs", { taskId: "t" }],
+      ["DeleteTaskPushNotificationConfig", { taskId: "t", id: "c1" }],
+    ];
+    for (const [method, params] of methods) {
       const reply = await call(method, params, { worker: edge.fetch, mint });
       expect(reply.status, method).toBe(200);
-      expect(reply.body.error, method).toMatchObject({
+      expect(reply.body.error, method).toEqual({
         code: -32603,
+        message: expect.any(String),
         data: [
           {
+            "@type": ERROR_INFO,
             reason: "AGENT_START_FAILED",
             domain: "dynamicagents.dev",
-            metadata: { culpritKind: "secret", culpritName: "SPEC_MISSING_SECRET", code: "ERR_PLUGIN_REQUIREMENT_MISSING" },
+            metadata: {
+              // Known to the object only where the call hands it the tenant.
+              ...(method.startsWith("Send") ? { tenant: "broken" } : {}),
+              culpritKind: "secret",
+              culpritName: "SPEC_BROKEN_SECRET",
+              code: "ERR_SPEC_NOT_A_KEY",
+            },
           },
         ],
       });
+      expect(JSON.stringify(reply.body), method).not.toContain(secret);
     }
     await edge.backgroundSettled();
+
+    // Once per start of the object, whatever number of calls it refused; the edge's refusal for each.
+    const started = await eventually(
+      () => output.events().filter((e) => e.event === "agent.start_failed"),
+      (events) => events.length > 0,
+      "the agent.start_failed event",
+    );
+    expect(started).toEqual([expect.objectContaining({ data: { code: "ERR_SPEC_NOT_A_KEY", culpritKind: "secret", culpritName: "SPEC_BROKEN_SECRET" } })]);
+    const caller = await callerHash(env.A2A_SIGNING_KEY, { gatekeeper: GATEKEEPER, tenant: "broken", key });
+    expect(output.events().filter((e) => e.event === "edge.refused")).toEqual(
+      methods.map(([method]) => expect.objectContaining({ tenant: "broken", caller, data: { check: "agent-start", status: 200, code: -32603, method } })),
+    );
+    const lines = output.lines();
+    expect(lines.some((line) => line.includes("SPEC_BROKEN_SECRET"))).toBe(true);
+    expect(lines.join("\n")).not.toContain(secret);
   });
 });
 

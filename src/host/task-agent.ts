@@ -39,6 +39,7 @@ import {
 import { AgentDB } from "../db/agent-db.js";
 import { ConfigError } from "../errors/index.js";
 import type { TaskRow } from "../db/task-store.js";
+import { jsonLogSink, Telemetry } from "../telemetry/index.js";
 import type { HitlRow } from "../db/hitl-store.js";
 import type { HitlTarget, RequestBody } from "./hitl.js";
 import { eventTypeOf, expire, park, requestIdOf } from "./parking.js";
@@ -105,8 +106,14 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         // A start-up check refused the agent: every call says so, naming the
         // culprit, instead of the object failing (and resetting) on each one.
         if (!(error instanceof ConfigError)) throw error;
-        console.error(`agent ${this.constructor.name} could not start: ${error.code} ${error.culprit.kind} ${error.culprit.name}: ${error.message}`);
+        const { code, culprit } = error;
+        // A check that refused a secret may quote it: for a secret, only the culprit is logged.
+        const detail = culprit.kind === "secret" ? "" : `: ${error.message}`;
+        console.error(`agent ${this.constructor.name} could not start: ${code} ${culprit.kind} ${culprit.name}${detail}`);
         this.#startFailure = error;
+        void new Telemetry({ sinks: [jsonLogSink] }).emit("agent.start_failed", {}, { code, culpritKind: culprit.kind, culpritName: culprit.name }, [
+          crypto.randomUUID(),
+        ]);
       }
     });
   }

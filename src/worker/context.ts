@@ -1,5 +1,13 @@
 import type { JsonRpcCall, JsonRpcId } from "../a2a/jsonrpc.js";
 import type { VerifiedCaller } from "../a2a/verify-token.js";
+import type { Telemetry } from "../telemetry/index.js";
+
+/** The events one request emits, in order, under one occurrence id. */
+export interface EdgeEvents {
+  telemetry: Telemetry;
+  /** Refusals are never replayed: a random id per request makes each one its own occurrence. */
+  requestId: string;
+}
 
 /** What each step of the edge leaves on the context for the steps after it. */
 interface EdgeVariables {
@@ -11,6 +19,10 @@ interface EdgeVariables {
   rpcId: JsonRpcId;
   /** Step 6: the one JSON-RPC call of the body. */
   call: JsonRpcCall;
+  /** Once asked for: the verified caller's hash (the events' `caller`, the rate limit's key). */
+  callerHash: Promise<string | undefined>;
+  /** Once the request emits an event: where its events go. */
+  events: EdgeEvents;
 }
 
 export type EdgeHono<Env extends object> = { Bindings: Env; Variables: EdgeVariables };

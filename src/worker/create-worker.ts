@@ -18,6 +18,7 @@ import { cachedBody, cachedResponse, lastModifiedOf, notModifiedSince, RETAINED_
 import type { CallerObject } from "../boundary/index.js";
 import type { A2AWorkerOptions, EdgeEnv } from "./options.js";
 import { hostStep } from "./public-origin.js";
+import { rateLimitStep } from "./rate-limit.js";
 import { bodyLimitStep, contentTypeStep, envelopeStep, knownTenantStep, versionStep } from "./request-steps.js";
 import { jsonRpcResult, methodNotAllowed, notFound } from "./responses.js";
 import { startInBackground, startOnTurnWorkflow } from "./start-turn.js";
@@ -25,6 +26,8 @@ import { tenantClaimStep, tokenStep } from "./token-steps.js";
 
 const DEFAULT_MAX_BODY = 2 * 1024 * 1024;
 const CARD_MAX_AGE = 300;
+/** The longest period a Workers rate-limiting binding counts over. */
+const DEFAULT_RATE_LIMIT_RETRY_AFTER = 60;
 
 /**
  * The zero-trust edge: the stub card, the JWKS, and JSON-RPC on `/a2a`, its
@@ -80,6 +83,13 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
   app.post(A2A_PATH, versionStep<Env>());
   app.post(A2A_PATH, envelopeStep<Env>());
   app.post(A2A_PATH, tenantClaimStep<Env>());
+  app.post(
+    A2A_PATH,
+    rateLimitStep<Env>({
+      limiter: options.rateLimiter ?? ((env) => env.A2A_RATE_LIMITER),
+      retryAfterSeconds: Math.max(1, Math.ceil(options.rateLimitRetryAfterSeconds ?? DEFAULT_RATE_LIMIT_RETRY_AFTER)),
+    }),
+  );
   app.post(A2A_PATH, knownTenantStep<Env>(options.tenants));
   app.post(A2A_PATH, async (c) => {
     const { id, method, params } = c.get("call");

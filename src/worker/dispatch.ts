@@ -194,8 +194,11 @@ const METHODS: Record<string, Method> = {
   SubscribeToTask: subscribeToTask,
 };
 
+/** Whether `name` is one of the methods served here. */
+export const isMethod = (name: string): boolean => Object.hasOwn(METHODS, name);
+
 export async function dispatch(method: string, params: Record<string, unknown>, ctx: CallContext): Promise<unknown> {
-  const run = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
+  const run = isMethod(method) ? METHODS[method] : undefined;
   if (!run) throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
   return run(params, ctx);
 }

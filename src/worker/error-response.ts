@@ -1,17 +1,35 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { ErrorCode, RpcError } from "../a2a/errors.js";
+import { AGENT_START_FAILED, ErrorCode, RpcError, errorInfoOf } from "../a2a/errors.js";
 import { TokenRefused } from "../a2a/verify-token.js";
+import { PLATFORM_ERROR_DOMAIN } from "../a2a/wire.js";
 import { ConfigError } from "../errors/index.js";
 import type { EdgeHono } from "./context.js";
+import { isMethod } from "./dispatch.js";
+import { emitAtEdge } from "./edge-events.js";
+import type { EdgeEnv } from "./options.js";
+import { EdgeRefusal } from "./request-steps.js";
 import { jsonRpcError, misconfigured, refusedToken, unexpected } from "./responses.js";
 
 /**
  * The one place a refusal or failure becomes a response (hono's `onError`).
  * A client's mistake is never a 5xx: only a misconfigured deployment
- * (`ConfigError`) or an unforeseen failure outside a JSON-RPC call is.
+ * (`ConfigError`) or an unforeseen failure outside a JSON-RPC call is. A
+ * refusal by one of the edge's checks is also an `edge.refused` event.
  */
-export function errorResponse<Env extends object>(error: Error, c: Context<EdgeHono<Env>>): Response {
+export function errorResponse<Env extends EdgeEnv>(error: Error, c: Context<EdgeHono<Env>>): Response {
+  const response = respond(error, c);
+  const refused = refusalOf(error, c);
+  if (refused) {
+    const method = c.get("call")?.method;
+    // Only a method's own name: whatever else a body calls its method stays out of the log.
+    const named = method !== undefined && isMethod(method) ? { method } : {};
+    emitAtEdge(c, "edge.refused", { check: refused.check, status: response.status, code: refused.code, ...named });
+  }
+  return response;
+}
+
+function respond<Env extends EdgeEnv>(error: Error, c: Context<EdgeHono<Env>>): Response {
   // As hono's bearer check sees it: an empty header is no token at all.
   if (error instanceof TokenRefused) return refusedToken(error, Boolean(c.req.header("Authorization")));
   const id = c.get("rpcId") ?? null;
@@ -24,4 +42,22 @@ export function errorResponse<Env extends object>(error: Error, c: Context<EdgeH
   // Inside a call the failure is the method's, answered as JSON-RPC's own.
   if (call) return jsonRpcError(id, new RpcError(ErrorCode.INTERNAL_ERROR, `Internal error while handling ${call.method}`));
   return unexpected();
+}
+
+/**
+ * Which check refused the request, and the JSON-RPC code it answered (0 for
+ * a token's 401, which is no JSON-RPC answer); `undefined` for anything that
+ * is not a check's refusal (a method's own error, a misconfiguration).
+ */
+function refusalOf<Env extends EdgeEnv>(error: Error, c: Context<EdgeHono<Env>>): { check: string; code: number } | undefined {
+  if (error instanceof TokenRefused) {
+    // Step 7 refuses as a token does, once the token itself verified.
+    return { check: c.get("caller") ? "tenant-claim" : `token.${error.check}`, code: 0 };
+  }
+  if (error instanceof EdgeRefusal) return { check: error.check, code: error.error.code };
+  if (error instanceof RpcError) {
+    const info = errorInfoOf(error);
+    if (info?.reason === AGENT_START_FAILED && info.domain === PLATFORM_ERROR_DOMAIN) return { check: "agent-start", code: error.code };
+  }
+  return undefined;
 }

@@ -17,6 +17,12 @@ export interface EdgeEnv {
   TURN_WORKFLOW?: Workflow<TurnParams>;
   /** The Worker's version metadata: its upload time is the cards' and the JWKS's `Last-Modified`. */
   CF_VERSION_METADATA?: WorkerVersionMetadata;
+  /** Optional Analytics Engine dataset: the edge's events as data points, beside their log lines (docs/telemetry.md). */
+  A2A_ANALYTICS?: AnalyticsEngineDataset;
+  /** Optional Workers rate-limiting binding: caps each verified caller's requests at step 7, unless `rateLimiter` says otherwise. */
+  A2A_RATE_LIMITER?: RateLimit;
+  /** Never read by the edge: a secret its events are scrubbed of, like `A2A_SIGNING_KEY`. */
+  OPENAI_API_KEY?: string;
 }
 
 export interface TenantConfig<Env> {
@@ -62,4 +68,14 @@ export interface A2AWorkerOptions<Env> {
   now?: () => number;
   /** Bodies above this are refused unread (HTTP 413). Default 2 MiB. */
   maxBodyBytes?: number;
+  /**
+   * The per-caller rate limit of step 7, after the tenant claim matched and
+   * before any Durable Object is addressed: a Workers rate-limiting binding,
+   * asked with the caller's hash as its key (never the identity). A caller
+   * over it gets HTTP 429 `QUOTA_EXCEEDED`. Default: `env.A2A_RATE_LIMITER`
+   * when bound; `undefined` limits no one.
+   */
+  rateLimiter?: (env: Env) => RateLimit | undefined;
+  /** The `Retry-After` of a rate-limited call, in seconds. Default 60: the longest period a rate-limiting binding takes. */
+  rateLimitRetryAfterSeconds?: number;
 }

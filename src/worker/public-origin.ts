@@ -2,6 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { parseOrigin } from "../a2a/gatekeeper-origins.js";
 import { ConfigError } from "../errors/index.js";
 import type { EdgeHono } from "./context.js";
+import { emitAtEdge } from "./edge-events.js";
 import type { EdgeEnv } from "./options.js";
 import { misdirected } from "./responses.js";
 
@@ -38,7 +39,10 @@ export const hostStep = <Env extends EdgeEnv>() =>
   createMiddleware<EdgeHono<Env>>(async (c, next) => {
     const publicOrigin = loadPublicOrigin(c.env.PUBLIC_ORIGIN);
     const url = new URL(c.req.url);
-    if (publicOrigin !== undefined && url.host !== new URL(publicOrigin).host) return misdirected(publicOrigin);
+    if (publicOrigin !== undefined && url.host !== new URL(publicOrigin).host) {
+      emitAtEdge(c, "edge.refused", { check: "host", status: 421, code: 0 });
+      return misdirected(publicOrigin);
+    }
     c.set("origin", publicOrigin ?? url.origin);
     await next();
   });

@@ -9,12 +9,21 @@ import type { EdgeHono } from "./context.js";
 import type { EdgeEnv, TenantConfig } from "./options.js";
 
 // The steps of docs/protocol.md "The edge, in order" between the token and
-// the method, each refusing before the next runs. A refusal that names its
-// own HTTP status travels as hono's HTTPException with the JSON-RPC error as
-// its cause; `onError` writes both.
+// the method, each refusing before the next runs. A refusal travels as hono's
+// HTTPException with the JSON-RPC error as its cause and the check's name;
+// `onError` writes the response and emits the `edge.refused` event.
 
-/** A JSON-RPC refusal with the HTTP status its step names. */
-const refusal = (status: ContentfulStatusCode, error: RpcError) => new HTTPException(status, { message: error.message, cause: error });
+/** A JSON-RPC refusal by one of the edge's checks, with the HTTP status its step names (200 when it names none). */
+export class EdgeRefusal extends HTTPException {
+  constructor(
+    /** Short and stable: the `check` of the `edge.refused` event. */
+    readonly check: string,
+    status: ContentfulStatusCode,
+    readonly error: RpcError,
+  ) {
+    super(status, { message: error.message, cause: error });
+  }
+}
 
 /** Step 3: a JSON body, or -32005 with 415. */
 export const contentTypeStep = <Env extends EdgeEnv>() =>
@@ -22,7 +31,7 @@ export const contentTypeStep = <Env extends EdgeEnv>() =>
     const type = c.req.header("Content-Type");
     if (!isJsonMediaType(type)) {
       const got = type === undefined ? "no Content-Type" : `Content-Type ${JSON.stringify(type)}`;
-      throw refusal(415, contentTypeNotSupported(`${got} is not supported: send the JSON-RPC request as application/json`));
+      throw new EdgeRefusal("content-type", 415, contentTypeNotSupported(`${got} is not supported: send the JSON-RPC request as application/json`));
     }
     await next();
   });
@@ -32,7 +41,11 @@ export const bodyLimitStep = (maxSize: number) =>
   bodyLimit({
     maxSize,
     onError: () => {
-      throw refusal(413, invalidRequest(`Request body exceeds ${maxSize.toLocaleString("en-US")} bytes (message text itself is limited to 262,144 bytes)`));
+      throw new EdgeRefusal(
+        "body-limit",
+        413,
+        invalidRequest(`Request body exceeds ${maxSize.toLocaleString("en-US")} bytes (message text itself is limited to 262,144 bytes)`),
+      );
     },
   });
 
@@ -47,7 +60,7 @@ export const versionStep = <Env extends EdgeEnv>() =>
     const parts = version ? /^(\d+)\.(\d+)(?:\.\d+)?$/.exec(version) : null;
     if (!parts || Number(parts[1]) !== 1 || Number(parts[2]) !== 0) {
       const named = version ? JSON.stringify(version) : "0.3 (no A2A-Version header)";
-      throw versionNotSupported(`A2A version ${named} is not supported: send A2A-Version: 1.0`);
+      throw new EdgeRefusal("version", 200, versionNotSupported(`A2A version ${named} is not supported: send A2A-Version: 1.0`));
     }
     await next();
   });
@@ -57,7 +70,7 @@ export const envelopeStep = <Env extends EdgeEnv>() =>
   createMiddleware<EdgeHono<Env>>(async (c, next) => {
     const parsed = parseJsonRpc(await c.req.text());
     c.set("rpcId", parsed.ok ? parsed.call.id : parsed.id);
-    if (!parsed.ok) throw refusal(400, parsed.error);
+    if (!parsed.ok) throw new EdgeRefusal("envelope", 400, parsed.error);
     c.set("call", parsed.call);
     await next();
   });
@@ -73,7 +86,11 @@ export const knownTenantStep = <Env extends EdgeEnv>(tenants: Readonly<Record<st
     const tenant = c.get("caller").tenant;
     const served = Object.keys(tenants).filter((name) => tenants[name]!.enabled?.(c.env) ?? true);
     if (!served.includes(tenant)) {
-      throw refusal(404, invalidParams(`Unknown tenant ${JSON.stringify(tenant)}: this deployment serves ${served.join(", ") || "no tenant"}`));
+      throw new EdgeRefusal(
+        "known-tenant",
+        404,
+        invalidParams(`Unknown tenant ${JSON.stringify(tenant)}: this deployment serves ${served.join(", ") || "no tenant"}`),
+      );
     }
     await next();
   });

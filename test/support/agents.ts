@@ -1,5 +1,6 @@
 import type { AgentConfigInput, AgentPolicy } from "@dynamicagents/core/agent";
 import type { AgentNamespace, MessageJson } from "@dynamicagents/core/boundary";
+import { ConfigError } from "@dynamicagents/core/errors";
 import { DynamicAgent, type AgentPlugin } from "@dynamicagents/core/host";
 import { definePlugin, defineSubtaskType, type PluginHost } from "@dynamicagents/core/plugin";
 import type { AgentEvent } from "@dynamicagents/core/telemetry";
@@ -233,10 +234,18 @@ export class MarkerSubagent extends RecipeSubagentBase<Cloudflare.Env> {
   }
 }
 
-/** An agent whose plugin set cannot start: its plugin needs a secret this Worker does not have. */
+/**
+ * An agent that cannot start: its plugin refuses its secret, and its check is
+ * careless enough to quote the value, which is a canary (vitest.config.ts).
+ * Neither a caller nor a log line may ever see it.
+ */
 export class BrokenAgent extends DynamicAgent<Cloudflare.Env> {
   protected override agentPlugins(): AgentPlugin[] {
-    return [definePlugin({ key: "needs-secret", requires: { secrets: ["SPEC_MISSING_SECRET"] } })];
+    const secret = this.env.SPEC_BROKEN_SECRET ?? "";
+    if (!secret.startsWith("sk-")) {
+      throw new ConfigError({ kind: "secret", name: "SPEC_BROKEN_SECRET" }, `SPEC_BROKEN_SECRET ${secret} is not a key`, { code: "ERR_SPEC_NOT_A_KEY" });
+    }
+    return [definePlugin({ key: "needs-secret", requires: { secrets: ["SPEC_BROKEN_SECRET"] } })];
   }
   protected agentSoul(): string {
     return mark("soul");

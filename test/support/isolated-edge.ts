@@ -71,13 +71,14 @@ export function stubAgent(methods: Partial<Record<keyof CallerObject, (...args: 
   });
 }
 
-/** An edge serving the specs' own agents (test/support/agents.ts), their turns on the marker Workflow. */
-export const markerEdge = (vars: Partial<Env> = {}): IsolatedEdge =>
+/** An edge serving the specs' own agents (test/support/agents.ts), their turns on the marker Workflow; `options` add to it. */
+export const markerEdge = (vars: Partial<Env> = {}, options: Partial<A2AWorkerOptions<Env>> = {}): IsolatedEdge =>
   isolatedEdge(
     {
       deployment,
       tenants: markerTenants,
       startTurn: async (turn, e) => void (await e.MARKER_WORKFLOW!.create({ id: turn.instanceId, params: turn.params })),
+      ...options,
     },
     vars,
   );
