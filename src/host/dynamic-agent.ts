@@ -130,7 +130,8 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
 
   /** The plugins' secrets join the deployment's: no event carries one. */
   protected override eventSecrets(): (string | undefined)[] {
-    return [...super.eventSecrets(), ...this.runtime.secretValues];
+    // Before the plugins started (a start that failed) only the deployment's are known.
+    return [...super.eventSecrets(), ...(this.#runtime?.secretValues ?? [])];
   }
 
   protected override eventsCarryText(): boolean {

@@ -39,7 +39,6 @@ import {
 import { AgentDB } from "../db/agent-db.js";
 import { ConfigError } from "../errors/index.js";
 import type { TaskRow } from "../db/task-store.js";
-import { jsonLogSink, Telemetry } from "../telemetry/index.js";
 import type { HitlRow } from "../db/hitl-store.js";
 import type { HitlTarget, RequestBody } from "./hitl.js";
 import { eventTypeOf, expire, park, requestIdOf } from "./parking.js";
@@ -111,9 +110,10 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         const detail = culprit.kind === "secret" ? "" : `: ${error.message}`;
         console.error(`agent ${this.constructor.name} could not start: ${code} ${culprit.kind} ${culprit.name}${detail}`);
         this.#startFailure = error;
-        void new Telemetry({ sinks: [jsonLogSink] }).emit("agent.start_failed", {}, { code, culpritKind: culprit.kind, culpritName: culprit.name }, [
-          crypto.randomUUID(),
-        ]);
+        // Not through agentEvents: the plugins that would subscribe never started.
+        const telemetry = new Telemetry({ sinks: this.eventSinks(), secrets: this.eventSecrets() });
+        const scope = new ObjectEvents(this.agentDb, ctx.storage.kv, () => telemetry).scope();
+        void telemetry.emit("agent.start_failed", scope, { code, culpritKind: culprit.kind, culpritName: culprit.name }, [crypto.randomUUID()]);
       }
     });
   }
