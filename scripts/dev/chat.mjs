@@ -443,7 +443,8 @@ export function runChat({ session, tenant: initialTenant, tenants, input = proce
 
   say(HELP);
   refreshPrompt();
-  return { finished, close };
+  // `say` lets others print above the prompt too (`--verbose`'s events).
+  return { finished, close, say };
 }
 
 /** A promise with its resolve at hand. */

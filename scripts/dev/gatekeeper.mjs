@@ -79,6 +79,9 @@ export async function startGatekeeper({ stateDir, port, unpinHint = "npm start -
   // Callback tokens already used, until they expire: a replayed one is refused.
   const usedJtis = new Map();
   const jwksBody = { keys: [key.publicJwk] };
+  /** Pages served beside the gatekeeper's own routes (the dev console): path prefix → handler. */
+  /** @type {Map<string, (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse, path: string) => Promise<void> | void>} */
+  const mounts = new Map();
 
   const server = createServer((req, res) => {
     route(req, res).catch((error) => {
@@ -100,6 +103,7 @@ export async function startGatekeeper({ stateDir, port, unpinHint = "npm start -
       if (req.method !== "POST") return sendJson(res, 405, { error: "method_not_allowed" }, { Allow: "POST" });
       return receivePush(req, res);
     }
+    for (const [prefix, handler] of mounts) if (path === prefix || path.startsWith(`${prefix}/`)) return handler(req, res, path);
     return sendJson(res, 404, { error: "not_found", error_description: `No route for ${req.method} ${path}` });
   }
 
@@ -338,6 +342,13 @@ export async function startGatekeeper({ stateDir, port, unpinHint = "npm start -
     issueNotificationToken: (record) => tokens.issue(record),
     /** Ties a token to the task SendMessage returned (a push may also bind it first). */
     bindNotificationToken: (token, taskId) => tokens.bind(token, taskId),
+    /**
+     * Serves `prefix` and everything under it with `handler`, on this gatekeeper's own
+     * loopback port (the dev console). The gatekeeper's routes come first.
+     * @param {string} prefix
+     * @param {(req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse, path: string) => Promise<void> | void} handler
+     */
+    mount: (prefix, handler) => void mounts.set(prefix, handler),
     close: () => closeServer(server),
   };
 }

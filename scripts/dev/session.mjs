@@ -471,13 +471,22 @@ function dataOfType(message, type) {
  */
 function answerParts(request, answer) {
   if (request.requestKind === "question" && answer.text !== undefined) return [{ text: answer.text }];
-  const response = {
+  return [{ data: hitlResponse(request.requestId, answer) }];
+}
+
+/**
+ * The `hitl/response` data part's value (docs/protocol.md "Human in the
+ * loop"): the request answered, the option chosen, the words typed.
+ * @param {string | undefined} requestId
+ * @param {HitlAnswer} answer
+ */
+export function hitlResponse(requestId, answer) {
+  return {
     type: HITL_RESPONSE_TYPE,
-    ...(request.requestId ? { requestId: request.requestId } : {}),
+    ...(requestId ? { requestId } : {}),
     ...(answer.optionId ? { optionId: answer.optionId } : {}),
     ...(answer.text ? { text: answer.text } : {}),
   };
-  return [{ data: response }];
 }
 
 function partText(part) {

@@ -68,8 +68,10 @@ function stackPaths(root, home) {
  *   unpinHint?: string,
  *   standInDelayMs?: number,
  *   onProgress?: (line: string) => void,
+ *   onWorkerLine?: (line: string) => void,
  *   readyTimeoutMs?: number,
  * }} StackOptions
+ *   `onWorkerLine`: each line of wrangler's output as it comes (the dev console reads the events in it)
  */
 
 /** @param {StackOptions} options */
@@ -158,6 +160,7 @@ export function createStack(options) {
       secretsFile: paths.secretsFile,
       persistTo: paths.persistTo,
       logFile: paths.logFile,
+      onLine: options.onWorkerLine,
     });
     progress(`worker      ${worker.origin}  starting wrangler dev --local (log: ${rel(paths.logFile)})…`);
     await worker.ready(devVars.signingKey, options.readyTimeoutMs ?? READY_TIMEOUT_MS);

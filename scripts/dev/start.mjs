@@ -6,7 +6,11 @@ import { userInfo } from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { EVENT_LINE_TYPE } from "../../src/telemetry/catalogue.ts";
 import { runChat, runOnce } from "./chat.mjs";
+import { serveConsole } from "./console.mjs";
+import { createEventLog } from "./console-model.mjs";
+import { describeEvent, parseEventLine } from "./events.mjs";
 import { PinMismatch } from "./gatekeeper.mjs";
 import { PortInUse } from "./http.mjs";
 import { createSession } from "./session.mjs";
@@ -21,7 +25,10 @@ Starts the Worker (wrangler dev --local on 127.0.0.1:8787), the local dev
 gatekeeper and, unless OPENAI_BASE_URL is set, the offline stand-in model;
 registers the agent and its tenants; then opens a chat (/help lists its
 commands; /new starts a new conversation; when the agent asks for an
-approval, a choice or an answer, the next line is the answer).
+approval, a choice or an answer, the next line is the answer). The dev
+console, a page on the gatekeeper (http://127.0.0.1:8790/console), shows
+your tasks, their timelines from the platform's events, and answers
+requests and re-delivers dead letters.
 
 Options:
   --once TEXT            send one turn, print the reply, stop everything;
@@ -41,6 +48,8 @@ Options:
   --home DIR             keep everything this run creates (keys, pins, dev
                          secrets, Worker storage, logs) under DIR instead of
                          .dev/, .dev.vars and .wrangler/state
+  --verbose              print each of the platform's events as it happens,
+                         one line each, beside the chat
   -h, --help             this help
 
 Environment: OPENAI_BASE_URL, OPENAI_MODEL, OPENAI_API_KEY,
@@ -74,6 +83,7 @@ try {
       "model-port": { type: "string" },
       home: { type: "string" },
       "standin-delay": { type: "string" },
+      verbose: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -109,6 +119,20 @@ const once = onceText !== undefined;
 // Progress quotes the agent, the model endpoint and wrangler's log: shown, never obeyed by the terminal.
 const info = (line) => (once ? process.stderr : process.stdout).write(`${printable(line)}\n`);
 
+let exiting = false;
+let chat;
+let session;
+let devConsole;
+
+// The platform's events, read off wrangler's output from its first line on (the console
+// opens once the stack is up, and shows what came before too).
+const events = createEventLog();
+// --verbose prints the Worker's own events; what the gatekeeper saw (pushes, refusals) the chat shows already.
+if (values.verbose)
+  events.subscribe((event) => {
+    if (event.type === EVENT_LINE_TYPE) (chat ? chat.say : info)(`  [event] ${describeEvent(event)}`);
+  });
+
 const unpinHint = [
   "npm start --",
   ...(home ? ["--home", values.home] : []),
@@ -124,11 +148,11 @@ const stack = createStack({
   unpinHint,
   standInDelayMs: standInDelayS * 1000,
   onProgress: (line) => info(`  ${line}`),
+  onWorkerLine: (line) => {
+    const event = parseEventLine(line);
+    if (event) events.add(event);
+  },
 });
-
-let exiting = false;
-let chat;
-let session;
 
 /** Stops everything this run started, says so, and exits. Safe to call more than once. */
 async function shutdown(code, reason) {
@@ -136,6 +160,7 @@ async function shutdown(code, reason) {
   exiting = true;
   if (reason) info(reason);
   chat?.close();
+  devConsole?.close();
   session?.close();
   const { pgid, leftover } = await stack.stop();
   if (pgid !== undefined) {
@@ -172,6 +197,8 @@ started.worker.exited.then(() => {
 });
 
 session = createSession({ gatekeeper: started.gatekeeper, agent: started.agent, identity });
+devConsole = serveConsole({ gatekeeper: started.gatekeeper, session, tenants: started.tenants, events });
+info(`  console     ${devConsole.url}  your tasks, their timelines, answers to the agent's requests${values.verbose ? "; events also print here" : ""}`);
 if (once) {
   const code = await runOnce({ session, tenant, text: onceText, timeoutMs: timeoutS * 1000 });
   await shutdown(code);

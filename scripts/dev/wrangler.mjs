@@ -52,10 +52,12 @@ export function wranglerArgs({ port, inspectorPort, vars = {}, envFiles = [], pe
  * private temporary folder) and passed as the last `--env-file`, after
  * `envFiles`; the file is removed by `stop`. It stays while wrangler runs:
  * wrangler reads it again when it reloads the Worker.
- * @param {{ root: string, port: number, inspectorPort: number, vars?: Record<string, string>, secrets?: Record<string, string>, envFiles?: string[], secretsFile?: string, persistTo?: string, logFile?: string, env?: Record<string, string> }} options
+ * @param {{ root: string, port: number, inspectorPort: number, vars?: Record<string, string>, secrets?: Record<string, string>, envFiles?: string[], secretsFile?: string, persistTo?: string, logFile?: string, env?: Record<string, string>, onLine?: (line: string) => void }} options
  *   `env`: more environment for wrangler (e.g. X_LOCAL_OBSERVABILITY).
+ *   `onLine`: every whole line wrangler prints (stdout or stderr), as it comes: the Worker's
+ *   console.log lines, its events among them, pass through unchanged (scripts/dev/events.mjs).
  */
-export function spawnWrangler({ root, port, inspectorPort, vars = {}, secrets = {}, envFiles = [], secretsFile, persistTo, logFile, env = {} }) {
+export function spawnWrangler({ root, port, inspectorPort, vars = {}, secrets = {}, envFiles = [], secretsFile, persistTo, logFile, env = {}, onLine }) {
   const written = writeSecrets(secrets, secretsFile);
   let args;
   try {
@@ -91,21 +93,32 @@ export function spawnWrangler({ root, port, inspectorPort, vars = {}, secrets = 
     /** wrangler rebuilds on any source change: a reload mid-run means a cold isolate and maybe other code. */
     reloads: 0,
   };
-  let pending = "";
-  const collect = (chunk) => {
-    log?.write(chunk);
-    pending += chunk.toString();
-    const lines = pending.split("\n");
-    pending = lines.pop() ?? "";
-    for (const line of lines) {
-      if (/reloading local server/i.test(line)) state.reloads++;
-      if (!line.trim() || REQUEST_LINE.test(line)) continue;
-      tail.push(line);
-      if (tail.length > TAIL_LINES) tail.shift();
+  const noteLine = (line) => {
+    if (/reloading local server/i.test(line)) state.reloads++;
+    if (onLine) {
+      try {
+        onLine(line);
+      } catch {
+        // A reader's failure must not stop wrangler's output from being read.
+      }
     }
+    if (!line.trim() || REQUEST_LINE.test(line)) return;
+    tail.push(line);
+    if (tail.length > TAIL_LINES) tail.shift();
   };
-  child.stdout.on("data", collect);
-  child.stderr.on("data", collect);
+  // One reader per stream: a stderr chunk landing mid-line must not split a stdout line (an event).
+  for (const stream of [child.stdout, child.stderr]) {
+    let pending = "";
+    // Decoded per stream, so a character split across two chunks stays whole.
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk) => {
+      log?.write(chunk);
+      pending += chunk;
+      const lines = pending.split("\n");
+      pending = lines.pop() ?? "";
+      for (const line of lines) noteLine(line.replace(/\r$/, ""));
+    });
+  }
   const exited = new Promise((resolve) => {
     child.once("exit", (code, signal) => resolve((state.exited = { code, signal })));
     child.once("error", (error) => resolve((state.exited = { error: error.message })));

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { formatEnvFile } from "../../scripts/dev/dev-vars.mjs";
 import { freePort } from "../../scripts/dev/http.mjs";
 import { chooseModel } from "../../scripts/dev/stack.mjs";
+import { parseEventLine } from "../../scripts/dev/events.mjs";
 import { groupAlive, spawnWrangler, wranglerArgs } from "../../scripts/dev/wrangler.mjs";
 import { freshAgentJwk } from "./support/fake-agent.mjs";
 
@@ -102,6 +103,39 @@ describe("spawnWrangler", () => {
   it("writes no file and passes no --env-file when there are no secrets (wrangler then reads .dev.vars)", async () => {
     const { report } = await launch({ vars: { OPENAI_MODEL: "m" } });
     expect(report.files).toEqual([]);
+  });
+});
+
+// Prints two event lines as workerd's console.log reaches wrangler's stdout: the first cut in
+// two chunks with a stderr warning landing in between, the second ended by CRLF; then serves.
+const CHATTY_WRANGLER = `#!/usr/bin/env node
+const { createServer } = require("node:http");
+const event = (n) => JSON.stringify({ type: "dynamicagents.event", v: 1, event: "turn.started", eventId: "e" + n, at: "2026-12-02T05:00:00.000Z", data: { instanceId: "é" + n } });
+const first = event(1);
+const port = Number(process.argv[process.argv.indexOf("--port") + 1]);
+process.stdout.write("[wrangler:info] Ready\\n" + first.slice(0, 20));
+setTimeout(() => {
+  process.stderr.write("[wrangler:warn] something\\n");
+  setTimeout(() => {
+    process.stdout.write(first.slice(20) + "\\n" + event(2) + "\\r\\n");
+    createServer((req, res) => res.end("{}")).listen(port, "127.0.0.1");
+  }, 50);
+}, 50);
+`;
+
+describe("spawnWrangler's output", () => {
+  it("hands each whole line to onLine, stdout and stderr read apart, so the Worker's event lines arrive intact", async () => {
+    writeFileSync(join(root, "node_modules", ".bin", "wrangler"), CHATTY_WRANGLER);
+    const lines = [];
+    await launch({ onLine: (line) => lines.push(line) });
+    for (let i = 0; i < 100 && lines.length < 4; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(lines).toContain("[wrangler:info] Ready");
+    expect(lines).toContain("[wrangler:warn] something");
+    const events = lines.map(parseEventLine).filter(Boolean);
+    expect(events.map((e) => [e?.eventId, e?.data.instanceId])).toEqual([
+      ["e1", "é1"],
+      ["e2", "é2"],
+    ]);
   });
 });
 

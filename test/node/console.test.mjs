@@ -1,0 +1,455 @@
+// The dev console of `npm start` (scripts/dev/events.mjs, console-model.mjs,
+// console.mjs), offline: event lines of the catalogue's shape
+// (src/telemetry/catalogue.ts) as the Worker logs them, the model the page is
+// built from, and the console's HTTP side on a real dev gatekeeper with a
+// scripted session standing in for the agent.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DEAD_LETTERS_KEY, HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE } from "../../src/a2a/wire.ts";
+import { EVENT_LINE_TYPE } from "../../src/telemetry/catalogue.ts";
+import { serveConsole } from "../../scripts/dev/console.mjs";
+import { conversationsOf, createEventLog, taskDetail, taskSummary, timelineEntry, usageOf } from "../../scripts/dev/console-model.mjs";
+import { describeEvent, parseEventLine } from "../../scripts/dev/events.mjs";
+import { startGatekeeper } from "../../scripts/dev/gatekeeper.mjs";
+
+const TASK = "0dd04eeb-1111-4222-8333-944445555666";
+const CONTEXT = "6375b78c-aaaa-4bbb-8ccc-ddddeeeeffff";
+let sequence = 0;
+
+/**
+ * One event exactly as the Worker's JSON-line sink writes it (docs/telemetry.md "The log line").
+ * @param {string} event
+ * @param {Record<string, unknown>} data
+ * @param {{ at?: string, taskId?: string, turnId?: string, eventId?: string }} [scope]
+ */
+function workerEvent(event, data, scope = {}) {
+  sequence++;
+  return {
+    type: EVENT_LINE_TYPE,
+    v: 1,
+    event,
+    eventId: scope.eventId ?? `e${sequence.toString(16).padStart(8, "0")}`,
+    at: scope.at ?? new Date(Date.UTC(2026, 11, 2, 5, 0, 0, sequence)).toISOString(),
+    tenant: "assistant",
+    caller: "9b1e".repeat(16),
+    taskId: scope.taskId ?? TASK,
+    contextId: CONTEXT,
+    turnId: scope.turnId ?? "turn-1",
+    data,
+  };
+}
+const line = (event) => JSON.stringify(event);
+
+/** A whole turn's events, as main's catalogue names them. */
+function aTurn() {
+  return [
+    workerEvent("task.accepted", { messageId: "m-1", stream: true, pushConfigs: 1 }),
+    workerEvent("turn.started", { instanceId: "turn-1" }),
+    workerEvent("round.started", { round: 1 }),
+    workerEvent("model.call", {
+      round: 1,
+      model: "primary-model",
+      fallback: false,
+      retries: 0,
+      outcome: "ok",
+      steps: 2,
+      inputTokens: 120,
+      outputTokens: 14,
+      durationMs: 412,
+    }),
+    workerEvent("tool.call", { round: 1, tool: "current_time", outcome: "ok", durationMs: 3, redacted: false }),
+    workerEvent("hitl.asked", { requestId: "r-1", requestKind: "approval", expiresAt: "2026-12-03T05:00:00.000Z" }),
+    workerEvent("hitl.answered", { requestId: "r-1", outcome: "approved", optionId: "approve" }),
+    workerEvent("model.call", {
+      round: 1,
+      model: "primary-model",
+      fallback: true,
+      retries: 1,
+      outcome: "ok",
+      steps: 1,
+      inputTokens: 200,
+      outputTokens: 30,
+      durationMs: 588,
+    }),
+    workerEvent("round.finished", { round: 1, outcome: "answer", durationMs: 1100 }),
+    workerEvent("turn.finished", { state: "TASK_STATE_COMPLETED", durationMs: 1300, modelCalls: 2, inputTokens: 320, outputTokens: 44 }),
+    workerEvent("push.attempt", { configId: "gk-1", seq: 5, attempt: 1, status: 404, outcome: "permanent", durationMs: 9 }),
+    workerEvent("push.dead_lettered", { configId: "gk-1", seq: 5, status: 404 }),
+  ];
+}
+
+describe("parseEventLine", () => {
+  it("reads an event line as the Worker's sink writes it and wrangler passes it on", () => {
+    const event = workerEvent("turn.started", { instanceId: "i-1" });
+    expect(parseEventLine(line(event))).toEqual(event);
+  });
+
+  it("reads through colour codes, a prefix and trailing blanks around the JSON", () => {
+    const event = workerEvent("model.call", {
+      round: 1,
+      model: "m",
+      fallback: false,
+      retries: 0,
+      outcome: "ok",
+      steps: 1,
+      inputTokens: 1,
+      outputTokens: 2,
+      durationMs: 3,
+    });
+    expect(parseEventLine(`\u001b[2m[wrangler:log]\u001b[0m ${line(event)}  \r`)).toEqual(event);
+    expect(parseEventLine(`2026-12-02T05:00:00Z {"x": 1} ${line(event)}`)).toEqual(event);
+    expect(parseEventLine(`[worker] ${line(event)}`)).toEqual(event);
+  });
+
+  it("ignores every other line: wrangler's own, another JSON log, a half line, a line of another shape", () => {
+    const event = workerEvent("turn.started", { instanceId: "i-1" });
+    for (const other of [
+      "",
+      "[wrangler:info] Ready on http://127.0.0.1:8787",
+      "[wrangler:info] POST /a2a 200 OK (23ms)",
+      '{"level":"info","msg":"dynamicagents.event is mentioned"}',
+      line(event).slice(0, 40),
+      line({ ...event, type: "something.else" }),
+      line({ ...event, v: 2 }),
+      line({ ...event, data: [1, 2] }),
+      line({ ...event, data: null }),
+      line({ ...event, eventId: 7 }),
+      JSON.stringify([event]),
+    ]) {
+      expect(parseEventLine(other), other).toBeUndefined();
+    }
+  });
+});
+
+describe("describeEvent: one readable line per event", () => {
+  it("says what each kind of event carries, with its time, tenant and task", () => {
+    const lines = aTurn().map(describeEvent);
+    expect(lines[0]).toMatch(/^05:00:\d\d\.\d{3} {2}task\.accepted {6}assistant task 0dd04eeb {2}message m-1, streaming, 1 push config$/);
+    expect(lines).toContainEqual(
+      expect.stringContaining("model.call         assistant task 0dd04eeb  round 1, primary-model: ok, 2 steps, 120 in / 14 out tokens, 412 ms"),
+    );
+    expect(lines).toContainEqual(expect.stringContaining("round 1, primary-model (fallback): ok, 1 step, 200 in / 30 out tokens, 588 ms, 1 retry"));
+    expect(lines).toContainEqual(expect.stringContaining("tool.call          assistant task 0dd04eeb  round 1, current_time: ok, 3 ms"));
+    expect(lines).toContainEqual(expect.stringContaining("hitl.asked         assistant task 0dd04eeb  approval r-1, open until 2026-12-03T05:00:00.000Z"));
+    expect(lines).toContainEqual(expect.stringContaining("hitl.answered      assistant task 0dd04eeb  r-1: approved (approve)"));
+    expect(lines).toContainEqual(
+      expect.stringContaining("turn.finished      assistant task 0dd04eeb  completed after 1.3 s: 2 model calls, 320 in / 44 out tokens"),
+    );
+    expect(lines).toContainEqual(
+      expect.stringContaining("push.attempt       assistant task 0dd04eeb  config gk-1, seq 5, attempt 1: permanent (HTTP 404), 9 ms"),
+    );
+    expect(lines).toContainEqual(expect.stringContaining("push.dead_lettered assistant task 0dd04eeb  config gk-1, seq 5 given up (HTTP 404)"));
+  });
+
+  it("shows the fields of an event it has no words for (a plugin's, a newer Worker's), and of one whose fields are not what it expects", () => {
+    const plugin = { ...workerEvent("plugin.notes.saved", { chars: 12, kept: true }), taskId: undefined };
+    expect(describeEvent(plugin)).toMatch(/^05:00:\d\d\.\d{3} {2}plugin\.notes\.saved assistant {2}chars=12 kept=true$/);
+    expect(
+      describeEvent(workerEvent("subtask.finished", { round: 2, subtaskId: "s-123456789", type: "read_page", outcome: "done", durationMs: 25_000 })),
+    ).toContain("round 2, read_page (subtask s-123456): done, 25.0 s");
+    // Message text an agent opted in to is quoted, shortened.
+    expect(describeEvent(workerEvent("task.accepted", { messageId: "m", stream: false, pushConfigs: 0, text: "x".repeat(200) }))).toMatch(
+      /0 push configs: "x{79}…"$/,
+    );
+  });
+});
+
+describe("the event log", () => {
+  it("keeps an event once by its eventId (a replayed step's), a task's events in time order, and tells listeners of new ones only", () => {
+    const log = createEventLog();
+    const heard = [];
+    const stop = log.subscribe((event) => heard.push(event.event));
+    const late = workerEvent(
+      "turn.finished",
+      { state: "TASK_STATE_COMPLETED", durationMs: 1, modelCalls: 0, inputTokens: 0, outputTokens: 0 },
+      { at: "2026-12-02T05:00:09.000Z" },
+    );
+    const early = workerEvent("turn.started", { instanceId: "turn-1" }, { at: "2026-12-02T05:00:01.000Z" });
+    expect(log.add(late)).toBe(true);
+    expect(log.add(early)).toBe(true);
+    expect(log.add({ ...early, at: "2026-12-02T05:00:05.000Z" })).toBe(false);
+    expect(log.add(workerEvent("turn.started", { instanceId: "t" }, { taskId: "another-task" }))).toBe(true);
+    expect(log.forTask(TASK).map((e) => e.event)).toEqual(["turn.started", "turn.finished"]);
+    expect(log.forTask("nobody's")).toEqual([]);
+    expect(heard).toEqual(["turn.finished", "turn.started", "turn.started"]);
+    stop();
+    log.note("gatekeeper.push", { tenant: "assistant", taskId: TASK }, { kind: "task", state: "TASK_STATE_COMPLETED" }, new Date("2026-12-02T05:00:10.000Z"));
+    expect(heard).toHaveLength(3);
+    const entries = log.forTask(TASK).map(timelineEntry);
+    expect(entries.at(-1)).toEqual({
+      at: "2026-12-02T05:00:10.000Z",
+      event: "gatekeeper.push",
+      group: "gatekeeper",
+      source: "gatekeeper",
+      text: "received a verified task push: completed",
+      tenant: "assistant",
+      taskId: TASK,
+    });
+    expect(entries[0]).toMatchObject({ event: "turn.started", group: "turn", source: "worker", text: "instance turn-1" });
+    expect(log.size).toBe(4);
+  });
+
+  it("drops its oldest events past its limit, from the task index too", () => {
+    const log = createEventLog({ limit: 3 });
+    const events = [1, 2, 3, 4].map((n) => workerEvent("round.started", { round: n }));
+    for (const event of events) log.add(event);
+    expect(log.size).toBe(3);
+    expect(log.forTask(TASK).map((e) => e.data.round)).toEqual([2, 3, 4]);
+    expect(log.recent(2).map((e) => e.data.round)).toEqual([3, 4]);
+    // The dropped one is new again if it comes back.
+    expect(log.add(events[0])).toBe(true);
+  });
+});
+
+describe("usageOf", () => {
+  it("adds up a task's model calls and counts its tool calls; turn.finished's totals do not count twice", () => {
+    expect(usageOf(aTurn())).toEqual({ modelCalls: 2, inputTokens: 320, outputTokens: 44, toolCalls: 1, modelMs: 1000 });
+  });
+
+  it("counts a turn by its turn.finished when its model calls were not seen, and nothing the gatekeeper noted", () => {
+    const log = createEventLog();
+    log.add(
+      workerEvent("turn.finished", { state: "TASK_STATE_COMPLETED", durationMs: 1, modelCalls: 3, inputTokens: 900, outputTokens: 90 }, { turnId: "turn-0" }),
+    );
+    for (const event of aTurn()) log.add(event);
+    log.note("gatekeeper.push", { taskId: TASK }, { kind: "task", state: "TASK_STATE_COMPLETED", inputTokens: 5 });
+    expect(usageOf(log.forTask(TASK))).toEqual({ modelCalls: 5, inputTokens: 1220, outputTokens: 134, toolCalls: 1, modelMs: 1000 });
+    expect(usageOf([])).toEqual({ modelCalls: 0, inputTokens: 0, outputTokens: 0, toolCalls: 0, modelMs: 0 });
+  });
+});
+
+/** A task as the A2A API answers it (wire JSON). */
+function wireTask(overrides = {}) {
+  return {
+    id: TASK,
+    contextId: CONTEXT,
+    status: {
+      state: "TASK_STATE_COMPLETED",
+      timestamp: "2026-12-02T05:00:02.000Z",
+      message: { messageId: "a-1", role: "ROLE_AGENT", parts: [{ text: "done" }] },
+    },
+    history: [
+      { messageId: "m-1", role: "ROLE_USER", parts: [{ text: "hello" }] },
+      { messageId: "a-1", role: "ROLE_AGENT", parts: [{ text: "done" }] },
+    ],
+    artifacts: [{ artifactId: "answer", parts: [{ text: "the answer" }] }],
+    ...overrides,
+  };
+}
+
+const approval = {
+  messageId: "s-1",
+  role: "ROLE_AGENT",
+  parts: [
+    { text: "May I run save_note?" },
+    {
+      data: {
+        type: HITL_REQUEST_TYPE,
+        requestId: "r-1",
+        requestKind: "approval",
+        prompt: "May I run save_note?",
+        options: [
+          { id: "approve", label: "Approve" },
+          { id: "reject", label: "Reject" },
+        ],
+        expiresAt: "2026-12-03T05:00:00.000Z",
+      },
+    },
+  ],
+};
+
+describe("tasks as the page shows them", () => {
+  it("sums a finished task up: what was asked, the answer, the messages, the dead letters, the timeline and its usage", () => {
+    const letters = [{ configId: "gk-1", seq: 5, status: 404, at: "2026-12-02T05:00:03.000Z" }];
+    const detail = taskDetail("assistant", wireTask({ metadata: { [DEAD_LETTERS_KEY]: letters } }), aTurn());
+    expect(detail).toMatchObject({
+      tenant: "assistant",
+      id: TASK,
+      contextId: CONTEXT,
+      state: "TASK_STATE_COMPLETED",
+      terminal: true,
+      waiting: false,
+      asked: "hello",
+      reply: "the answer",
+      request: undefined,
+      deadLetters: 1,
+      deadLetterList: letters,
+      messages: [
+        { role: "user", text: "hello" },
+        { role: "agent", text: "done" },
+      ],
+      usage: { modelCalls: 2, inputTokens: 320, outputTokens: 44 },
+    });
+    expect(detail.timeline.map((e) => e.event)).toEqual(aTurn().map((e) => e.event));
+  });
+
+  it("shows the request a parked task waits on, with its options", () => {
+    const detail = taskDetail("assistant", wireTask({ status: { state: "TASK_STATE_INPUT_REQUIRED", message: approval }, artifacts: [] }), []);
+    expect(detail.waiting).toBe(true);
+    expect(detail.reply).toBe("");
+    // The request as the agent's data part states it, less its type; an approval takes no free text.
+    const { type: _type, ...asked } = /** @type {any} */ (approval.parts[1]).data;
+    expect(detail.request).toEqual({ ...asked, allowFreeform: false });
+  });
+
+  it("groups tasks by conversation, the latest change first", () => {
+    const at = (id, contextId, timestamp, tenant = "assistant") => taskSummary(tenant, { id, contextId, status: { state: "TASK_STATE_WORKING", timestamp } });
+    const grouped = conversationsOf([
+      at("t1", "c1", "2026-12-02T05:00:01.000Z"),
+      at("t2", "c2", "2026-12-02T05:00:02.000Z"),
+      at("t3", "c1", "2026-12-02T05:00:03.000Z"),
+      at("t4", "c1", "2026-12-02T05:00:04.000Z", "researcher"),
+    ]);
+    expect(grouped.map((c) => [c.tenant, c.contextId, c.tasks.map((t) => t.id)])).toEqual([
+      ["researcher", "c1", ["t4"]],
+      ["assistant", "c1", ["t3", "t1"]],
+      ["assistant", "c2", ["t2"]],
+    ]);
+  });
+});
+
+describe("the console's HTTP side", () => {
+  let stateDir;
+  let gatekeeper;
+  let devConsole;
+  let events;
+  /** What the scripted agent was asked, in order. @type {{ tenant: string, method: string, params: any }[]} */
+  let calls;
+  /** @type {Record<string, any>} */
+  let current;
+
+  beforeEach(async () => {
+    stateDir = mkdtempSync(join(tmpdir(), "dev-console-test-"));
+    gatekeeper = await startGatekeeper({ stateDir, port: 0 });
+    events = createEventLog();
+    calls = [];
+    current = wireTask({ status: { state: "TASK_STATE_INPUT_REQUIRED", message: approval }, artifacts: [] });
+    const session = {
+      identity: { key: "dev-ada", name: "Ada" },
+      agent: { origin: "http://127.0.0.1:1" },
+      async call(tenant, method, params = {}) {
+        calls.push({ tenant, method, params });
+        if (method === "ListTasks") return { tasks: tenant === "assistant" ? [current] : [], totalSize: tenant === "assistant" ? 1 : 0, nextPageToken: "" };
+        if (method === "GetTask") return current;
+        if (method === "SendMessage") return { task: { ...current, status: { state: "TASK_STATE_WORKING" } } };
+        if (method === "CreateTaskPushNotificationConfig") return { ...params };
+        throw new Error(`unexpected ${method}`);
+      },
+    };
+    devConsole = serveConsole({ gatekeeper, session, tenants: [{ tenant: "assistant", name: "Assistant" }, { tenant: "researcher" }], events });
+  });
+
+  afterEach(async () => {
+    devConsole.close();
+    await gatekeeper.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  const post = (path, body, headers = {}) =>
+    fetch(`${gatekeeper.origin}${path}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: gatekeeper.origin, ...headers },
+      body: JSON.stringify(body),
+    });
+
+  it("serves the page and its script on the gatekeeper's loopback origin, locked to itself", async () => {
+    expect(devConsole.url).toBe(`${gatekeeper.origin}/console`);
+    const page = await fetch(devConsole.url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(await page.text()).toContain('<script src="/console/page.js" defer></script>');
+    expect((await fetch(`${devConsole.url}/page.js`)).headers.get("content-type")).toMatch(/^text\/javascript/);
+    // The gatekeeper's own routes are untouched.
+    expect((await fetch(gatekeeper.jwksUrl)).status).toBe(200);
+  });
+
+  it("lists the tenants and the caller's tasks by conversation, with the events' usage", async () => {
+    for (const event of aTurn()) events.add(event);
+    const overview = /** @type {any} */ (await (await fetch(`${devConsole.url}/api/overview`)).json());
+    expect(overview.identity).toEqual({ key: "dev-ada", name: "Ada" });
+    expect(overview.tenants).toEqual([
+      { tenant: "assistant", name: "Assistant", total: 1 },
+      { tenant: "researcher", total: 0 },
+    ]);
+    expect(overview.conversations).toHaveLength(1);
+    expect(overview.conversations[0].tasks[0]).toMatchObject({ id: TASK, waiting: true, usage: { inputTokens: 320, outputTokens: 44 } });
+    expect(overview.recent).toHaveLength(aTurn().length);
+    expect(calls.filter((c) => c.method === "ListTasks").map((c) => c.tenant)).toEqual(["assistant", "researcher"]);
+  });
+
+  it("answers a request as the caller: SendMessage on the task with a hitl/response part, returning at once", async () => {
+    const response = await post("/console/api/answer", { tenant: "assistant", taskId: TASK, requestId: "r-1", optionId: "approve" });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ state: "TASK_STATE_WORKING" });
+    const sent = calls.find((c) => c.method === "SendMessage");
+    expect(sent?.tenant).toBe("assistant");
+    expect(sent?.params).toEqual({
+      message: {
+        messageId: expect.any(String),
+        role: "ROLE_USER",
+        taskId: TASK,
+        contextId: CONTEXT,
+        parts: [{ data: { type: HITL_RESPONSE_TYPE, requestId: "r-1", optionId: "approve" } }],
+      },
+      configuration: { returnImmediately: true },
+    });
+    expect(events.forTask(TASK).map((e) => e.event)).toEqual(["console.answered"]);
+
+    // A request no longer open is not answered again.
+    current = wireTask();
+    expect((await post("/console/api/answer", { tenant: "assistant", taskId: TASK, requestId: "r-1", text: "late" })).status).toBe(409);
+    expect(calls.filter((c) => c.method === "SendMessage")).toHaveLength(1);
+  });
+
+  it("re-delivers dead letters by a push config back to this gatekeeper, with a notification token it issued for the task", async () => {
+    current = wireTask({ metadata: { [DEAD_LETTERS_KEY]: [{ configId: "gk-1", seq: 5, status: 404, at: "2026-12-02T05:00:03.000Z" }] } });
+    const response = await post("/console/api/redeliver", { tenant: "assistant", taskId: TASK });
+    expect(response.status).toBe(200);
+    const { configId } = /** @type {any} */ (await response.json());
+    const created = calls.find((c) => c.method === "CreateTaskPushNotificationConfig");
+    expect(created?.params).toEqual({ taskId: TASK, id: configId, url: gatekeeper.pushUrl, token: expect.any(String) });
+    // The token is one the gatekeeper takes pushes with, for that task only.
+    expect(gatekeeper.bindNotificationToken(created?.params.token, TASK)).toBe(true);
+    expect(gatekeeper.bindNotificationToken(created?.params.token, "another-task")).toBe(false);
+
+    current = wireTask();
+    expect((await post("/console/api/redeliver", { tenant: "assistant", taskId: TASK })).status).toBe(409);
+  });
+
+  it("refuses what another site could send: another Host, another Origin, a form post, an unknown tenant", async () => {
+    const answer = { tenant: "assistant", taskId: TASK, requestId: "r-1", optionId: "approve" };
+    expect((await post("/console/api/answer", answer, { Origin: "https://evil.example" })).status).toBe(403);
+    expect((await post("/console/api/answer", answer, { Origin: "" })).status).toBe(403);
+    expect((await post("/console/api/answer", answer, { "Content-Type": "text/plain" })).status).toBe(415);
+    expect((await post("/console/api/answer", { ...answer, tenant: "nobody" })).status).toBe(400);
+    expect((await post("/console/api/answer", { ...answer, optionId: undefined })).status).toBe(400);
+    expect(calls.filter((c) => c.method === "SendMessage")).toEqual([]);
+    // DNS rebinding: a name that resolves here but is not this origin.
+    const { request } = await import("node:http");
+    const status = await new Promise((resolve, reject) => {
+      const req = request(`${devConsole.url}/api/overview`, { headers: { Host: "attacker.example:80" } }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    expect(status).toBe(421);
+  });
+
+  it("streams each new event to the page as it arrives", async () => {
+    const controller = new AbortController();
+    const response = await fetch(`${devConsole.url}/api/stream`, { signal: controller.signal });
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    const reader = /** @type {ReadableStream<Uint8Array>} */ (response.body).pipeThrough(new TextDecoderStream()).getReader();
+    events.add(workerEvent("turn.started", { instanceId: "turn-9" }));
+    let text = "";
+    while (!text.includes("turn-9")) text += (await reader.read()).value ?? "";
+    const data = JSON.parse(/** @type {string} */ (/^data: (.*)$/m.exec(text)?.[1]));
+    expect(data).toMatchObject({ event: "turn.started", source: "worker", text: "instance turn-9", taskId: TASK });
+    controller.abort();
+  });
+});
