@@ -4,8 +4,9 @@ import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE, USAGE_KEY } from "@dynamicagents
 import type { AgentEvent, EventCatalogue, EventLine, EventName } from "@dynamicagents/core/telemetry";
 import type { TurnObject } from "@dynamicagents/core/boundary";
 import { callerObjectName } from "@dynamicagents/core/worker";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { observed } from "./support/agents.js";
+import { captureConsole, type CapturedConsole } from "./support/console-capture.js";
 import { GATEKEEPER, PUSH_URL } from "./support/constants.js";
 import { markerEdge } from "./support/isolated-edge.js";
 import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
@@ -18,7 +19,7 @@ import { useMarkerHarness } from "./support/turn-harness.js";
 
 const harness = useMarkerHarness();
 const edge = markerEdge();
-const CANARY_TEXT = "zebra-canary-text-4417";
+const CANARY_TEXT = "canary-text-telemetry-4417";
 const SECRET = env.OBSERVED_SECRET!;
 
 const newCaller = () => ({ tenant: "observed", identity: { key: `caller-${crypto.randomUUID()}`, name: "Ada" } });
@@ -26,22 +27,15 @@ type Caller = ReturnType<typeof newCaller>;
 const objectOf = (caller: Caller) =>
   env.MARKER_OBSERVED!.get(env.MARKER_OBSERVED!.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "observed", key: caller.identity.key })));
 
-/** Every line written to the log while a spec runs, and the event lines among them. */
-let lines: string[] = [];
+/** Every line written to the log while a spec runs (still printed: the run's canary check reads them too). */
+let captured: CapturedConsole;
 beforeEach(() => {
-  lines = [];
+  captured = captureConsole();
   observed.events.length = 0;
-  for (const level of ["log", "warn", "error", "info"] as const) {
-    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map((a) => (typeof a === "string" ? a : String(a))).join(" ")));
-  }
 });
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => captured[Symbol.dispose]());
 
-const eventsIn = (taskId?: string): AgentEvent[] =>
-  lines
-    .filter((line) => line.startsWith('{"type":"dynamicagents.event"'))
-    .map((line) => JSON.parse(line) as AgentEvent)
-    .filter((event) => taskId === undefined || event.taskId === taskId);
+const eventsIn = (taskId?: string): AgentEvent[] => captured.events().filter((event) => taskId === undefined || event.taskId === taskId);
 /** The events of one name, typed as the catalogue says (a plugin's own by its full name). */
 function named<N extends EventName>(events: AgentEvent[], name: N): EventLine<N, EventCatalogue[N]>[];
 function named(events: AgentEvent[], name: string): AgentEvent[];
@@ -76,7 +70,7 @@ async function settled(taskId: string, last = "turn.finished") {
 }
 
 function expectNothingSecret(caller: Caller) {
-  for (const line of lines) {
+  for (const line of captured.lines()) {
     expect(line).not.toContain(SECRET);
     expect(line).not.toContain(CANARY_TEXT);
     expect(line).not.toContain(caller.identity.key);

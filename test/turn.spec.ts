@@ -10,6 +10,7 @@ import { call, referenceWorker, sendParams } from "./support/rpc.js";
 import { assistantPolicy } from "../reference/policy.js";
 import { turnInstanceId, type CallerObject, type TurnObject } from "@dynamicagents/core/boundary";
 import { isReconcilingNow, reconcileNow } from "./support/reconcile.js";
+import { captureConsole } from "./support/console-capture.js";
 
 const newCaller = () => ({ identity: { key: `caller-${crypto.randomUUID()}` } });
 const agentOf = (key: string, tenant = "assistant") =>
@@ -208,6 +209,7 @@ describe("no turn is left hanging", () => {
     await harness.workflows.modifyAll(async (m) => {
       await m.mockStepError({ name: "run" }, new Error("the isolate crashed"));
     });
+    using captured = captureConsole();
     const caller = newCaller();
     const task = (await call("SendMessage", sendParams("doomed"), { mint: caller })).body.result.task;
     const agent = agentOf(caller.identity.key);
@@ -225,6 +227,13 @@ describe("no turn is left hanging", () => {
     expect(pushed.status.state).toBe("TASK_STATE_FAILED");
     // In the agent's own words for a turn nothing could finish.
     expect(pushed.status.message.parts[0].text).toBe(assistantPolicy.messages.abandoned);
+    // What the reconciler did is in the log: each re-drive once, then the abandon, and the turn's end.
+    const events = captured.events().filter((e) => e.taskId === task.id);
+    const actions = events.flatMap((e) => (e.event === "reconciler.action" ? [e.data.action] : []));
+    expect(actions.at(-1)).toBe("abandoned");
+    expect(actions.filter((a) => a === "restarted").length).toBeGreaterThan(0);
+    expect(new Set(events.map((e) => e.eventId)).size).toBe(events.length);
+    expect(events.filter((e) => e.event === "turn.finished").map((e) => e.data)).toEqual([expect.objectContaining({ state: "TASK_STATE_FAILED" })]);
     // Delivered: nothing is left to reconcile, and the schedule is gone.
     await eventually(
       () => isReconcilingNow(agent),
