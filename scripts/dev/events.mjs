@@ -76,7 +76,6 @@ const DETAILS = {
   "model.call": (d) =>
     `round ${d.round}, ${d.model}${d.fallback ? " (fallback)" : ""}: ${d.outcome}, ${plural(d.steps ?? 0, "step")}, ${tokens(d)}, ${ms(d.durationMs)}${d.retries ? `, ${plural(d.retries, "retry")}` : ""}`,
   "tool.call": (d) => `round ${d.round}, ${d.tool}: ${d.outcome}, ${ms(d.durationMs)}${d.redacted ? ", output redacted" : ""}`,
-  "round.started": (d) => `round ${d.round}`,
   "round.finished": (d) => `round ${d.round}: ${d.outcome}, ${ms(d.durationMs)}`,
   "subtask.started": (d) => `round ${d.round}, ${d.type} (subtask ${short(d.subtaskId)})`,
   "subtask.finished": (d) => `round ${d.round}, ${d.type} (subtask ${short(d.subtaskId)}): ${d.outcome}, ${ms(d.durationMs)}`,

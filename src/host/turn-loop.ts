@@ -12,6 +12,7 @@ import type { ToolJournal } from "../db/tool-journal.js";
 import type { PartJson } from "../boundary/index.js";
 import type { ToolContext } from "../plugin/contract.js";
 import type { ToolCallObserver, ToolCallVerdict } from "../plugin/redaction.js";
+import type { EventCatalogue } from "../telemetry/index.js";
 import type { AgentRuntime, TurnToolContext } from "../plugin/runtime.js";
 import { DELEGATE_TOOL, createDelegateTool } from "../subtasks/delegate-tool.js";
 import { redactSubtaskRows, renderSubtaskResults } from "../subtasks/results.js";
@@ -60,19 +61,9 @@ export interface RoundInput {
 /** What a round tells about its work as it happens. */
 export interface RoundObserver {
   /** One exchange with the model; `point` names it within the task (stable across a replayed step). */
-  modelCall(call: {
-    point: string;
-    model: string;
-    fallback: boolean;
-    retries: number;
-    outcome: "ok" | "error" | "aborted";
-    steps: number;
-    inputTokens: number;
-    outputTokens: number;
-    durationMs: number;
-  }): void;
+  modelCall(call: Omit<EventCatalogue["model.call"], "round"> & { point: string }): void;
   /** One tool call; `key` is its journal key (stable across a replayed step). */
-  toolCall(call: { key: string; tool: string; outcome: "ok" | "error" | "replayed" | "interrupted"; durationMs: number; redacted: boolean }): void;
+  toolCall(call: Omit<EventCatalogue["tool.call"], "round"> & { key: string }): void;
 }
 
 export type RoundResult =

@@ -31,7 +31,6 @@ export interface EventCatalogue {
   };
   /** One tool call as the journal saw it: run, replayed from the journal, or reported interrupted. */
   "tool.call": { round: number; tool: string; outcome: "ok" | "error" | "replayed" | "interrupted"; durationMs: number; redacted: boolean };
-  "round.started": { round: number };
   "round.finished": { round: number; outcome: "answer" | "delegated" | "ask" | "canceled"; durationMs: number };
   "subtask.started": { round: number; subtaskId: string; type: string };
   "subtask.finished": { round: number; subtaskId: string; type: string; outcome: string; durationMs: number };

@@ -47,7 +47,6 @@ function aTurn() {
   return [
     workerEvent("task.accepted", { messageId: "m-1", stream: true, pushConfigs: 1 }),
     workerEvent("turn.started", { instanceId: "turn-1" }),
-    workerEvent("round.started", { round: 1 }),
     workerEvent("model.call", {
       round: 1,
       model: "primary-model",
@@ -193,7 +192,7 @@ describe("the event log", () => {
 
   it("drops its oldest events past its limit, from the task index too", () => {
     const log = createEventLog({ limit: 3 });
-    const events = [1, 2, 3, 4].map((n) => workerEvent("round.started", { round: n }));
+    const events = [1, 2, 3, 4].map((n) => workerEvent("round.finished", { round: n, outcome: "answer", durationMs: 1 }));
     for (const event of events) log.add(event);
     expect(log.size).toBe(3);
     expect(log.forTask(TASK).map((e) => e.data.round)).toEqual([2, 3, 4]);
