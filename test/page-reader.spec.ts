@@ -39,13 +39,13 @@ const noArtifacts = (): never => {
   throw new Error("the page reader adds no artifacts");
 };
 
-const fetchPage = (fetch: typeof globalThis.fetch, url: string, abortSignal?: AbortSignal) => {
-  const tools = webFetchPlugin({ allowlist: [ORIGIN], fetch }).toolFamilies!.web!({
+const fetchPage = async (fetch: typeof globalThis.fetch, url: string, abortSignal?: AbortSignal) => {
+  const { tools } = await webFetchPlugin({ allowlist: [ORIGIN], fetch }).toolFamilies!.web!({
     taskId: "t",
     origin: "https://agents.test",
     emit: () => {},
     addArtifact: noArtifacts,
-  }).tools;
+  });
   return (tools.fetch_page!.execute as (input: unknown, options: unknown) => Promise<any>)({ url }, { toolCallId: "c", messages: [], abortSignal });
 };
 

@@ -2,6 +2,9 @@ import { z } from "zod";
 import { essenceOf } from "../a2a/parts.js";
 import { ConfigError } from "../errors/index.js";
 
+/** An http(s) origin, exactly (`https://host[:port]`, no path). */
+const origin = z.string().refine((o) => URL.canParse(o) && new URL(o).origin === o && /^https?:$/.test(new URL(o).protocol), "must be an http(s) origin");
+
 /**
  * What an agent may configure, with the values core uses when it does not.
  * Core ships the shape and safe defaults; the values are the agent's.
@@ -58,6 +61,51 @@ const configSchema = z.strictObject({
       approvalExempt: z.array(z.string().min(1)).default([]),
     })
     .prefault({}),
+  tools: z
+    .strictObject({
+      /**
+       * How each tool reaches the model, by name (an MCP tool's name is
+       * `<server>__<tool>`; a key ending in `*` names every tool it prefixes):
+       * offered on every request, offered once the `find_tools` control tool
+       * found it, or never.
+       */
+      exposure: z.record(z.string().min(1), z.enum(["always", "search", "never"])).default({}),
+      /** What a tool `exposure` does not name is. */
+      defaultExposure: z.enum(["always", "search", "never"]).default("always"),
+      /** Tool schemas one model request carries at most, control tools included (24: past that, models pick tools worse). */
+      maxSchemas: z.number().int().min(2).max(24).default(24),
+      /** Tools one `find_tools` call returns at most. */
+      searchResults: z.number().int().min(1).max(20).default(6),
+    })
+    .prefault({}),
+  mcp: z
+    .strictObject({
+      /** Origins (`https://host[:port]`) MCP servers may be reached at; a server anywhere else is refused at start-up. */
+      allowlist: z.array(origin).default([]),
+      servers: z
+        .array(
+          z.strictObject({
+            /** Names the server: its tools reach the model as `<name>__<tool>`. */
+            name: z.string().regex(/^[a-z][a-z0-9-]{0,23}$/, "must be 1-24 lowercase letters, digits or '-', starting with a letter"),
+            /** Its streamable-HTTP endpoint. */
+            url: z.string().refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), "must be an http(s) URL"),
+            /** Request headers whose values are secrets of the Worker, by name: `{ "Authorization": "DOCS_MCP_TOKEN" }`. */
+            headerSecrets: z.record(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name"), z.string().min(1)).default({}),
+            /** A secret sent as `Authorization: Bearer <value>`. */
+            bearerSecret: z.string().min(1).optional(),
+            /** Only these of its tools (by the server's own names); all when unset. */
+            tools: z.array(z.string().min(1)).optional(),
+            /** Its tools (by the server's own names) that need a human's approval for each call; `true`: all of them. */
+            approval: z.union([z.literal(true), z.array(z.string().min(1))]).default([]),
+          }),
+        )
+        .default([]),
+      /** How long a turn waits for a server to connect; past it, its tools are absent from that turn and the connection goes on. */
+      connectTimeoutMs: z.number().int().min(100).max(60_000).default(3_000),
+      /** How long one MCP tool call may take. */
+      callTimeoutMs: z.number().int().min(1_000).max(600_000).default(60_000),
+    })
+    .prefault({}),
   rounds: z
     .strictObject({
       /** Rounds a delegating turn may take; the last one must answer. */
@@ -107,9 +155,7 @@ const configSchema = z.strictObject({
        * Origins (`https://host[:port]`) a file part's URL is fetched from for
        * the model; any other URL reaches the model as the URL itself.
        */
-      fetchAllowlist: z
-        .array(z.string().refine((o) => URL.canParse(o) && new URL(o).origin === o && /^https?:$/.test(new URL(o).protocol), "must be an http(s) origin"))
-        .default([]),
+      fetchAllowlist: z.array(origin).default([]),
       /** Bytes of one fetched file read at most; the read stops there and a longer file is not given to the model. */
       maxFetchBytes: z
         .number()
@@ -180,6 +226,18 @@ export function resolveConfig(input: AgentConfigInput = {}): AgentConfig {
         { kind: "config", name: "history.keepRecentTokens" },
         `agentConfig(): history.keepRecentTokens (${config.history.keepRecentTokens}) must be below history.compactAfterTokens (${config.history.compactAfterTokens}), or compaction could never shorten anything`,
       );
+    }
+    for (const [i, server] of config.mcp.servers.entries()) {
+      if (!config.mcp.allowlist.includes(new URL(server.url).origin)) {
+        throw new ConfigError(
+          { kind: "config", name: `mcp.servers.${i}.url` },
+          `agentConfig(): MCP server ${JSON.stringify(server.name)} is at ${new URL(server.url).origin}, which is not on mcp.allowlist: add the origin there to reach it`,
+          { code: "ERR_MCP_NOT_ALLOWLISTED" },
+        );
+      }
+      if (config.mcp.servers.findIndex((s) => s.name === server.name) !== i) {
+        throw new ConfigError({ kind: "config", name: `mcp.servers.${i}.name` }, `agentConfig(): two MCP servers are named ${JSON.stringify(server.name)}`);
+      }
     }
     return config;
   }

@@ -30,6 +30,16 @@ export interface AgentPolicy {
   parts: PartWords;
   /** The round loop's words; required when the agent can delegate (its plugins declare subtask types). */
   rounds?: RoundWords;
+  /** The words of tools from elsewhere: required when the config lists MCP servers or exposes tools on search. */
+  tools?: ToolWords;
+}
+
+/** What the model is told about tools it is not simply handed. */
+export interface ToolWords {
+  /** The `find_tools` control tool's description (tools exposed on search are found through it). */
+  findToolsDescription?: string;
+  /** Joins a turn's instructions when MCP servers could not be reached for it: their tools are absent this turn. */
+  mcpUnavailable?: (servers: string[]) => string;
 }
 
 /** An option a human can pick. */
@@ -143,7 +153,10 @@ export interface DelegateWords {
  * culprit and listing every one. `delegates`: whether the agent's plugins
  * declare subtask types, which makes the round words required.
  */
-export function validatePolicy(policy: AgentPolicy | undefined, options: { delegates: boolean }): AgentPolicy {
+export function validatePolicy(
+  policy: AgentPolicy | undefined,
+  options: { delegates: boolean /** Some tool is exposed on search. */; searches?: boolean /** The config lists MCP servers. */; mcp?: boolean },
+): AgentPolicy {
   const missing: string[] = [];
   const text = (value: unknown, name: string) => {
     if (typeof value !== "string" || value.trim() === "") missing.push(name);
@@ -166,6 +179,8 @@ export function validatePolicy(policy: AgentPolicy | undefined, options: { deleg
     for (const name of ["description", "invalid", "tooMany", "overCap"] as const) fn(rounds?.delegate?.[name], `rounds.delegate.${name}`);
     text(rounds?.delegate?.accepted, "rounds.delegate.accepted");
   }
+  if (options.searches) text(policy?.tools?.findToolsDescription, "tools.findToolsDescription");
+  if (options.mcp) fn(policy?.tools?.mcpUnavailable, "tools.mcpUnavailable");
   if (missing.length) {
     throw new ConfigError(
       { kind: "policy", name: missing[0]! },

@@ -116,7 +116,9 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
         { code: "ERR_SUBTASKS_WITHOUT_SUBAGENTS" },
       );
     }
-    const policy = validatePolicy(this.agentPolicy(), { delegates });
+    const { exposure, defaultExposure } = config.tools;
+    const searches = defaultExposure === "search" || Object.values(exposure).includes("search");
+    const policy = validatePolicy(this.agentPolicy(), { delegates, searches, mcp: config.mcp.servers.length > 0 });
     ensurePluginStores(this.agentDb.db, this.ctx.storage.sql, runtime.stores);
     this.#config = config;
     this.#policy = policy;

@@ -152,7 +152,8 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
     if (typeof callOptions === "object" && callOptions !== null) verdicts.set(callOptions, verdict);
   };
   const family = { taskId, origin: input.origin, signal: input.signal, addArtifact: input.addArtifact, emit: input.emit };
-  for (const [name, tool] of Object.entries(runtime.tools(family, observe))) {
+  const turnTools = await runtime.tools(family, observe);
+  for (const [name, tool] of Object.entries(turnTools.tools)) {
     offered[name] = exempt.has(name) ? { ...tool, needsApproval: false } : tool;
   }
   if (words && !lastRound && runtime.subtaskTypes.size > 0) {
@@ -193,7 +194,7 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
   const result = await generateWithFallback({
     env: input.env,
     config: config.model,
-    instructions: [input.soul, words?.contract ?? "", words && lastRound ? words.lastRoundNote : ""].filter(Boolean).join("\n\n"),
+    instructions: [input.soul, ...turnTools.notes, words?.contract ?? "", words && lastRound ? words.lastRoundNote : ""].filter(Boolean).join("\n\n"),
     messages,
     tools,
     stopWhen: [delegated, stepCountIs(config.turn.maxSteps), tokenBudgetSpent(config.turn.maxTokensPerTurn)],

@@ -58,7 +58,18 @@ export interface ToolContext {
   emit(name: string, data: PluginEventData, occurrence?: string): void;
 }
 
-export type ToolFamily = (context: ToolContext) => { tools: ToolSet };
+/**
+ * A family's tools for one turn. A family that must reach something first
+ * (an MCP server) may resolve them; `note` is a sentence for the model about
+ * this turn's tools (which server could not be reached, say), joined to the
+ * instructions.
+ */
+export interface ToolFamilyTurn {
+  tools: ToolSet;
+  note?: string;
+}
+
+export type ToolFamily = (context: ToolContext) => ToolFamilyTurn | Promise<ToolFamilyTurn>;
 
 /** What a subtask's recipe is handed, in the subagent that runs it. */
 export interface RecipeContext {

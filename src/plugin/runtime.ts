@@ -28,7 +28,7 @@ export interface AgentRuntime {
    * redacted; `observe` hears each call's verdict. Each family's `emit` is
    * bound to its plugin (`context.emit` hears `plugin.<key>.<name>`).
    */
-  tools(context: TurnToolContext, observe?: ToolCallObserver): ToolSet;
+  tools(context: TurnToolContext, observe?: ToolCallObserver): Promise<TurnTools>;
   /** The values of the secrets the plugins require: what no event may carry. */
   readonly secretValues: readonly string[];
   /**
@@ -41,6 +41,12 @@ export interface AgentRuntime {
   onMessagesDisplaced(messages: unknown[]): Promise<void>;
   /** AND of every gate; a gate that throws counts as yes. */
   shouldHandleTurn(input: TurnGateInput): Promise<boolean>;
+}
+
+/** A turn's tools from every family, and the families' notes for the model. */
+export interface TurnTools {
+  tools: ToolSet;
+  notes: string[];
 }
 
 /** What the turn hands `tools()`: a tool context whose `emit` names the plugin, bound per family. */
@@ -143,13 +149,21 @@ export function createAgentRuntime<Env extends object>(options: { plugins: Agent
         return typeof value === "string" ? [value] : [];
       }),
     redact: redactWith(redactors),
-    tools(context, observe) {
+    async tools(context, observe) {
       const merged: ToolSet = {};
-      for (const plugin of plugins) {
-        const { emit, ...rest } = context;
-        const own: ToolContext = { ...rest, emit: (name, data, occurrence) => emit?.(plugin.key, name, data, occurrence) };
-        for (const family of Object.values(plugin.toolFamilies ?? {})) {
-          for (const [toolName, tool] of Object.entries(family(own).tools)) {
+      const notes: string[] = [];
+      // Every family at once: one that waits on a server does not hold up the others.
+      const turns = await Promise.all(
+        plugins.map((plugin) => {
+          const { emit, ...rest } = context;
+          const own: ToolContext = { ...rest, emit: (name, data, occurrence) => emit?.(plugin.key, name, data, occurrence) };
+          return Promise.all(Object.values(plugin.toolFamilies ?? {}).map(async (family) => await family(own)));
+        }),
+      );
+      for (const [i, plugin] of plugins.entries()) {
+        for (const turn of turns[i]!) {
+          if (turn.note?.trim()) notes.push(turn.note.trim());
+          for (const [toolName, tool] of Object.entries(turn.tools)) {
             if (merged[toolName]) {
               throw new PluginContractError(culpritOf(plugin), `Two tool families define the tool ${JSON.stringify(toolName)}`, {
                 code: "ERR_PLUGIN_DUPLICATE_TOOL",
@@ -159,7 +173,7 @@ export function createAgentRuntime<Env extends object>(options: { plugins: Agent
           }
         }
       }
-      return redactToolResults(merged, redactors, observe);
+      return { tools: redactToolResults(merged, redactors, observe), notes };
     },
     async onMessagesDisplaced(messages) {
       const results = await Promise.allSettled(listeners.map((l) => Promise.resolve().then(() => l.fn(messages))));

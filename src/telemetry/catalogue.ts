@@ -57,6 +57,13 @@ export interface EventCatalogue {
   "quota.exceeded": { limit: string; retryAfterSeconds: number };
   /** A request the edge refused: which check, and what it answered. `caller` is set only when the token verified. */
   "edge.refused": { check: string; status: number; code: number; method?: string };
+  /**
+   * An MCP server's connection changed, as this object sees it: `ready` (its
+   * tools listed), `unavailable` (it could not be reached in time for a turn,
+   * or failed; `reason` a short code), `dropped` (a live connection failed,
+   * and the next turn reconnects).
+   */
+  "mcp.server": { server: string; status: "ready" | "unavailable" | "dropped"; tools: number; durationMs: number; reason?: string };
   /** The tenant's agent refused to start: the culprit by kind and name, the error's code. */
   "agent.start_failed": { code: string; culpritKind: string; culpritName: string };
 }
