@@ -10,6 +10,12 @@ export interface GenerateRequest {
   messages: ModelMessage[];
   /** The tools, or a factory of them, called once per model tried (fresh per attempt, as a journal keyed by call order needs). */
   tools?: ToolSet | (() => ToolSet);
+  /**
+   * The tools whose schemas a step is sent, given the exchange's steps so
+   * far; every tool stays registered (an approved call resumed runs through
+   * it). Unset: every tool, every step.
+   */
+  activeTools?: (steps: readonly StepResult<ToolSet>[]) => string[];
   /** Default: one step. */
   stopWhen?: StopCondition<ToolSet> | Array<StopCondition<ToolSet>>;
   /** Overrides the environment's choice (tests hand in a scripted model here). */
@@ -53,6 +59,7 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
   const counter: ExchangeCounter = { exchanges: 0 };
   const retry = { retries: request.config.retries ?? DEFAULT_RETRIES, baseDelayMs: request.config.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS };
   const choices = request.models ?? chooseModels(request.env, request.config);
+  const active = request.activeTools;
   for (const [index, choice] of choices.entries()) {
     // A timer of our own, cleared when the call settles: `AbortSignal.timeout`
     // would stay armed for the full period and keep the Durable Object busy.
@@ -65,6 +72,7 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
         messages: request.messages,
         tools: typeof request.tools === "function" ? request.tools() : request.tools,
         stopWhen: request.stopWhen,
+        prepareStep: active ? ({ steps }) => ({ activeTools: active(steps) }) : undefined,
         // The fallback and the durable step are the retry policy; the SDK's own
         // retries would only delay the fallback.
         maxRetries: 0,

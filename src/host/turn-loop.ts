@@ -19,6 +19,7 @@ import { redactSubtaskRows, renderSubtaskResults } from "../subtasks/results.js"
 import type { AnswerStream } from "./answer-stream.js";
 import { windowMessages } from "./conversation.js";
 import { ASK_USER_TOOL, askUserTool, pendingTarget, requestBody, resolution, type HitlTarget, type RequestBody, type Settlement } from "./hitl.js";
+import { exposeTools } from "./tool-exposure.js";
 import { journaled } from "./tool-journaling.js";
 import { userContent } from "./user-content.js";
 
@@ -135,7 +136,11 @@ export async function runRound(input: RoundInput): Promise<RoundResult> {
   return { kind: "answer", state: "TASK_STATE_COMPLETED", text: decision.text };
 }
 
-/** The round's model exchange: the tools, the delegate tool while rounds remain, the `ask_user` tool, and earlier results. */
+/**
+ * The round's model exchange: the tools (sorted out by their exposure), the
+ * delegate tool while rounds remain, the `ask_user` tool, `find_tools` when
+ * some tool waits to be found, and earlier results.
+ */
 async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string } | RoundResult> {
   const { taskId, round, rounds, runtime, config, policy } = input;
   const { store, id: conversationId } = input.conversation;
@@ -144,7 +149,6 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
   const window = store.window(conversationId, taskId, config.history.windowMessages);
   const point = `r${round}.${window.own.length}`;
 
-  const offered: ToolSet = {};
   const exempt = new Set(config.hitl.approvalExempt);
   // Each call's redaction verdict, keyed by its options object (the journal hands the same one on).
   const verdicts = new WeakMap<object, ToolCallVerdict>();
@@ -153,18 +157,27 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
   };
   const family = { taskId, origin: input.origin, signal: input.signal, addArtifact: input.addArtifact, emit: input.emit };
   const turnTools = await runtime.tools(family, observe);
+  const pluginTools: ToolSet = {};
   for (const [name, tool] of Object.entries(turnTools.tools)) {
-    offered[name] = exempt.has(name) ? { ...tool, needsApproval: false } : tool;
+    pluginTools[name] = exempt.has(name) ? { ...tool, needsApproval: false } : tool;
   }
+  const controls: ToolSet = {};
   if (words && !lastRound && runtime.subtaskTypes.size > 0) {
-    offered[DELEGATE_TOOL] = createDelegateTool({
+    controls[DELEGATE_TOOL] = createDelegateTool({
       types: runtime.subtaskTypes,
       maxSubtasks: config.rounds.maxSubtasksPerRound,
       words: words.delegate,
       record: (delegations) => rounds.delegate(taskId, round, delegations, config.rounds.maxSubtasksPerRound),
     });
   }
-  if (config.hitl.askUser) offered[ASK_USER_TOOL] = askUserTool(policy.hitl);
+  if (config.hitl.askUser) controls[ASK_USER_TOOL] = askUserTool(policy.hitl);
+  const { offered, activeTools } = exposeTools({
+    tools: pluginTools,
+    controls,
+    config: config.tools,
+    findToolsDescription: policy.tools?.findToolsDescription,
+    earlier: window.own.map((row) => row.messageJson),
+  });
   // Fresh for each model tried: the fallback's calls line up with the journal from the start, as a retry's do.
   const tools = () =>
     journaled(offered, {
@@ -197,6 +210,7 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
     instructions: [input.soul, ...turnTools.notes, words?.contract ?? "", words && lastRound ? words.lastRoundNote : ""].filter(Boolean).join("\n\n"),
     messages,
     tools,
+    activeTools,
     stopWhen: [delegated, stepCountIs(config.turn.maxSteps), tokenBudgetSpent(config.turn.maxTokensPerTurn)],
     models: input.models,
     signal: input.signal,
