@@ -86,6 +86,7 @@ const workerd = defineProject({
           MARKER_RESEARCHER: { className: "MarkerResearcher", useSQLite: true },
           MARKER_BROKEN: { className: "BrokenAgent", useSQLite: true },
           MARKER_OBSERVED: { className: "ObservedAgent", useSQLite: true },
+          MARKER_MCP: { className: "McpMarkerAgent", useSQLite: true },
         },
         workflows: { MARKER_WORKFLOW: { name: "marker-turn", className: "MarkerTurnWorkflow" } },
         // A real rate-limiting binding, which the specs hand to an edge of their own (test/rate-limit.spec.ts).

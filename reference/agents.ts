@@ -32,11 +32,29 @@ function fetchAllowlist(raw: string | undefined): string[] {
   return parsed.map((o: string) => new URL(o).origin);
 }
 
+/** A JSON array from a Worker variable, refused by name when it is not one. */
+function jsonArray(raw: string | undefined, setting: string): unknown[] {
+  if (!raw) return [];
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (Array.isArray(parsed)) return parsed;
+  } catch {
+    // refused below
+  }
+  throw new ConfigError({ kind: "setting", name: setting }, `${setting} must be a JSON array`);
+}
+
+/** The assistant's MCP servers: entries of MCP_SERVERS, reachable at the origins of MCP_ALLOWLIST (the config checks both). */
+const mcpConfig = (env: Env): AgentConfigInput["mcp"] => ({
+  servers: jsonArray(env.MCP_SERVERS, "MCP_SERVERS") as NonNullable<AgentConfigInput["mcp"]>["servers"],
+  allowlist: jsonArray(env.MCP_ALLOWLIST, "MCP_ALLOWLIST") as string[],
+});
+
 /** The `assistant` tenant: one continuous conversation per caller, answered in a tool loop. */
 export class AssistantAgent extends DynamicAgent<Env> {
   protected override agentConfig(): AgentConfigInput {
     // File URLs in a message are read from the same sites as pages.
-    return { model: MODELS, turn: { maxSteps: 6 }, parts: { fetchAllowlist: fetchAllowlist(this.env.FETCH_ALLOWLIST) } };
+    return { model: MODELS, turn: { maxSteps: 6 }, parts: { fetchAllowlist: fetchAllowlist(this.env.FETCH_ALLOWLIST) }, mcp: mcpConfig(this.env) };
   }
 
   protected override agentPlugins(host: PluginHost<Env>): AgentPlugin[] {

@@ -16,6 +16,10 @@ export interface Env extends EdgeEnv {
   OPENAI_FALLBACK_MODEL?: string;
   /** JSON array of origins the assistant and the researcher may read pages from. */
   FETCH_ALLOWLIST?: string;
+  /** JSON array of the assistant's MCP servers, each `{ name, url, bearerSecret?, headerSecrets?, tools?, approval? }` (docs/tools.md). */
+  MCP_SERVERS?: string;
+  /** JSON array of origins MCP servers may be at; a server elsewhere stops the assistant from starting. */
+  MCP_ALLOWLIST?: string;
   /** `1` makes the tenant `conformance` known (docs/conformance.md); anything else leaves it unknown. */
   CONFORMANCE?: string;
 }

@@ -56,6 +56,12 @@ export const assistantPolicy: AgentPolicy = {
     timedOut: "Nobody answered in time; carrying on without it.",
   },
   parts: partWords,
+  tools: {
+    findToolsDescription:
+      "Search the tools you have beyond the ones offered now, by what you need done (a few words). The tools it finds are offered to you from the next step on.",
+    mcpUnavailable: (servers) =>
+      `The tool server${servers.length === 1 ? "" : "s"} ${servers.join(", ")} could not be reached for this request, so ${servers.length === 1 ? "its" : "their"} tools are missing now. If the user needs them, say so rather than guessing.`,
+  },
 };
 
 const researchRounds: RoundWords = {
@@ -96,5 +102,6 @@ export const researchPolicy: AgentPolicy = {
   },
   hitl: assistantPolicy.hitl,
   parts: assistantPolicy.parts,
+  tools: assistantPolicy.tools,
   rounds: researchRounds,
 };

@@ -13,6 +13,8 @@ declare global {
       MARKER_RESEARCHER?: AgentNamespace;
       MARKER_BROKEN?: AgentNamespace;
       MARKER_OBSERVED?: AgentNamespace;
+      MARKER_MCP?: AgentNamespace;
+      MCP_TOKEN?: string;
       /** The observed agent's plugin secret: a canary no event or log line may carry. */
       OBSERVED_SECRET?: string;
       MARKER_WORKFLOW?: Workflow<TurnParams>;

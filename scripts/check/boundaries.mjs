@@ -64,7 +64,7 @@ export const RULES = [
   },
   {
     id: "data-flows-one-way",
-    from: ["src/host/", "src/round/", "src/subagent/", "src/agent/", "src/plugin/", "src/subtasks/", "src/db/", "src/boundary/"],
+    from: ["src/host/", "src/round/", "src/subagent/", "src/agent/", "src/plugin/", "src/subtasks/", "src/db/", "src/boundary/", "src/mcp/"],
     deny: { layers: ["worker", "turn"] },
     why: "edge → object → Workflow: the object's side never imports the edge (src/worker) or the Workflow (src/turn)",
   },
@@ -79,6 +79,12 @@ export const RULES = [
     from: ["src/boundary/"],
     allow: { layers: ["boundary", "a2a", "errors"] },
     why: "src/boundary may import only src/a2a and src/errors",
+  },
+  {
+    id: "mcp-is-a-tool-source",
+    from: ["src/mcp/"],
+    allow: { layers: ["mcp", "plugin", "agent", "telemetry", "errors"] },
+    why: "src/mcp turns MCP servers into a plugin's tools: it may import only src/plugin, src/agent (config), src/telemetry and src/errors",
   },
   {
     id: "telemetry-is-a-leaf",

@@ -13,6 +13,7 @@ export {
   type PartWords,
   type RoundProgress,
   type RoundWords,
+  type ToolWords,
   type WithheldPart,
 } from "./policy.js";
 export { chooseModels, type ModelChoice } from "./providers.js";

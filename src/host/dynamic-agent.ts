@@ -14,6 +14,7 @@ import { runRound, settlementOf, targetOf, type RoundObserver } from "./turn-loo
 import type { AgentPlugin, PluginHost } from "../plugin/contract.js";
 import { createAgentRuntime, type AgentRuntime } from "../plugin/runtime.js";
 import { AgentNotStarted } from "./errors.js";
+import { credentialedFetch, mcpPlugin, McpServers } from "../mcp/index.js";
 import { compactConversation } from "./conversation.js";
 import type { AgentEnv, LifecycleLimits, LifecycleWords, RoundStep, TurnContext } from "./lifecycle.js";
 import { TaskAgent } from "./task-agent.js";
@@ -106,7 +107,9 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
 
   protected override async prepareAgent(): Promise<void> {
     const config = resolveConfig(this.agentConfig());
-    const runtime = createAgentRuntime({ plugins: this.agentPlugins({ env: this.env, config, storage: this.ctx.storage }), env: this.env, config });
+    const plugins = this.agentPlugins({ env: this.env, config, storage: this.ctx.storage });
+    if (config.mcp.servers.length) plugins.push(this.#mcpPlugin(config));
+    const runtime = createAgentRuntime({ plugins, env: this.env, config });
     const delegates = runtime.subtaskTypes.size > 0;
     if (delegates && !this.runsSubtasks()) {
       const [type] = runtime.subtaskTypes.keys();
@@ -123,6 +126,22 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     this.#config = config;
     this.#policy = policy;
     this.#runtime = runtime;
+  }
+
+  /** The config's MCP servers as a plugin, reached through this object's MCP client; each server's state changes are events. */
+  #mcpPlugin(config: AgentConfig): AgentPlugin {
+    const env = new Map<string, unknown>(Object.entries(this.env));
+    const connections = new McpServers(this.mcp, {
+      config: config.mcp,
+      fetch: (server) => credentialedFetch(server, { allowlist: config.mcp.allowlist, env }),
+      report: (event) => this.agentEvents.emit("mcp.server", undefined, event, ["mcp", event.server, crypto.randomUUID()]),
+    });
+    return mcpPlugin({
+      servers: config.mcp.servers,
+      connections,
+      // Read per turn: the policy is validated after the plugins are.
+      unavailable: (servers) => this.policy.tools?.mcpUnavailable?.(servers) ?? "",
+    });
   }
 
   /** The plugins that subscribe hear every event of this object. */

@@ -10,11 +10,12 @@ export {
   type SubtaskType,
   type ToolContext,
   type ToolFamily,
+  type ToolFamilyTurn,
   type ToolResultEvent,
   type TurnGateInput,
 } from "./contract.js";
 export { PluginContractError, WorkspaceLimitError, WorkspacePathError } from "./errors.js";
 export { REDACTION_FAILED_STUB, redactToolResults, redactWith, type ToolCallObserver, type ToolCallVerdict, type ToolResultRedactor } from "./redaction.js";
 export { readCapped } from "./read-capped.js";
-export { createAgentRuntime, type AgentRuntime } from "./runtime.js";
+export { createAgentRuntime, type AgentRuntime, type TurnTools } from "./runtime.js";
 export { Workspace, memoryWorkspaceBacking, type WorkspaceBacking, type WorkspaceCaps, type WorkspaceHost } from "./workspace.js";

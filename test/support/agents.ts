@@ -23,7 +23,7 @@ function required<T>(binding: T | undefined): T {
 /** A marker: a word no code of ours writes. */
 export const mark = (name: string) => `⟦${name}⟧`;
 
-const markerPolicy: AgentPolicy = {
+export const markerPolicy: AgentPolicy = {
   messages: {
     failure: mark("failure"),
     emptyAnswer: mark("empty-answer"),
@@ -323,6 +323,7 @@ export const markerTenants: Record<string, TenantConfig<Cloudflare.Env>> = {
   "marker-researcher": { manifest: markerManifest("marker-researcher"), agent: (env) => required(env.MARKER_RESEARCHER) },
   broken: { manifest: markerManifest("broken"), agent: (env) => required(env.MARKER_BROKEN) },
   observed: { manifest: markerManifest("observed"), agent: (env) => required(env.MARKER_OBSERVED) },
+  mcp: { manifest: markerManifest("mcp"), agent: (env) => required(env.MARKER_MCP) },
 };
 
 export class MarkerTurnWorkflow extends TurnWorkflowBase<Cloudflare.Env> {

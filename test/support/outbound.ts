@@ -3,6 +3,7 @@ import { GATEKEEPER, OTHER_GATEKEEPER } from "./constants.js";
 import { gatekeeperKey } from "./gatekeeper.js";
 
 const MODEL_BASE = "https://model.test/v1";
+const MCP_ORIGINS = ["https://mcp.test", "https://mcp-down.test", "https://mcp-slow.test"];
 
 export interface ModelCall {
   model: string;
@@ -89,7 +90,8 @@ export function interceptOutbound(): Outbound {
       }
       const page = outbound.pages.get(request.url);
       if (request.method === "GET" && page) return page();
-      const known = [GATEKEEPER, OTHER_GATEKEEPER, "http://127.0.0.1:9999"].includes(new URL(request.url).origin);
+      // The MCP servers are the pool's (test/support/mcp-fixture.mjs, in vitest.config.ts's outbound service).
+      const known = [GATEKEEPER, OTHER_GATEKEEPER, "http://127.0.0.1:9999", ...MCP_ORIGINS].includes(new URL(request.url).origin);
       if (!known) throw new TypeError(`network blocked in tests: ${request.method} ${request.url}`);
       return undefined;
     },

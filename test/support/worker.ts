@@ -4,3 +4,4 @@
 export { default } from "../../reference/worker.js";
 export * from "../../reference/worker.js";
 export { BrokenAgent, MarkerAgent, MarkerResearcher, MarkerSubagent, MarkerTurnWorkflow, ObservedAgent } from "./agents.js";
+export { McpMarkerAgent } from "./mcp-agent.js";
