@@ -148,15 +148,22 @@ export interface DelegateWords {
   accepted: string;
 }
 
+/** What the agent does, and so which words its policy must have. */
+interface PolicyNeeds {
+  /** Its plugins declare subtask types. */
+  delegates: boolean;
+  /** Some tool is exposed on search. */
+  searches?: boolean;
+  /** Its config lists MCP servers. */
+  mcp?: boolean;
+}
+
 /**
  * Refuses a policy with a missing or empty string, naming the first as the
  * culprit and listing every one. `delegates`: whether the agent's plugins
  * declare subtask types, which makes the round words required.
  */
-export function validatePolicy(
-  policy: AgentPolicy | undefined,
-  options: { delegates: boolean /** Some tool is exposed on search. */; searches?: boolean /** The config lists MCP servers. */; mcp?: boolean },
-): AgentPolicy {
+export function validatePolicy(policy: AgentPolicy | undefined, options: PolicyNeeds): AgentPolicy {
   const missing: string[] = [];
   const text = (value: unknown, name: string) => {
     if (typeof value !== "string" || value.trim() === "") missing.push(name);
