@@ -5,6 +5,7 @@ import { defineConfig, defineProject } from "vitest/config";
 import { ROUND_RESULT_PATTERN } from "./src/a2a/wire.js";
 import { chatCompletionBody, chatCompletionReply } from "./src/testing/chat-completion.js";
 import { createVcr, recordFromEnv } from "./src/testing/node/index.js";
+import { createMcpFixture } from "./test/support/mcp-fixture.mjs";
 
 // A fresh card key per run: nothing secret is committed, and no test can come
 // to depend on a particular key.
@@ -59,6 +60,10 @@ const vcr = createVcr({
   upstream: process.env.RECORD_MODEL_BASE_URL ? realModel(process.env.RECORD_MODEL_BASE_URL, process.env.RECORD_MODEL_API_KEY) : echoModelOrOffline,
 });
 
+// The specs' MCP servers (https://mcp.test/<key>/mcp, mcp-down.test, mcp-slow.test), answered
+// before the recorder: MCP traffic is never recorded, nor replayed from a cassette.
+const mcpFixture = createMcpFixture();
+
 /** Recording against a real OpenAI-compatible endpoint: model.test is rewritten to it (cassettes/README.md). */
 function realModel(baseUrl: string, apiKey: string | undefined) {
   return async (request: Request): Promise<Response> => {
@@ -111,8 +116,10 @@ const workerd = defineProject({
           CONFORMANCE: "1",
           // A canary: the observed agent's plugin secret, which no event or log line may carry (test/telemetry.spec.ts).
           OBSERVED_SECRET: "canary-secret-observed-5d1e7a",
+          // A canary: the bearer token of the MCP fixture's servers (test/support/mcp-fixture.mjs: whoami checks it).
+          MCP_TOKEN: "canary-secret-mcp-token-4b8e",
         },
-        outboundService: (request: Request) => vcr.outboundService(request),
+        outboundService: (request: Request) => mcpFixture.answer(request) ?? vcr.outboundService(request),
       },
     }),
   ],

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The canary check over a test run's output (CI: .ci/run tees `npm test` into a
 // file and runs this on it). The specs plant canaries: secret values in the test
-// env (vitest.config.ts: `canary-secret-…`) and message text sent through full
-// turns (`canary-text-…`, test/rate-limit.spec.ts). No line of output, whoever
+// env (vitest.config.ts: `canary-secret-…`, the MCP fixture's bearer token among
+// them), a secret an MCP tool returns (test/support/mcp-fixture.mjs: `leak`), and
+// message text sent through full turns (`canary-text-…`, test/rate-limit.spec.ts). No line of output, whoever
 // wrote it, may hold one, nor any JWT (a token logged is a credential leaked).
 // Nothing is skipped: a line that legitimately prints a canary is a source to fix.
 //
@@ -12,8 +13,11 @@
 // canary masked); 2: usage (no file, or one that cannot be read).
 import { readFileSync } from "node:fs";
 
-/** What is looked for; a match is printed as `[what]`. */
+/** What is looked for, in this order; a match is printed as `[what]`. */
 const CANARIES = [
+  // The MCP fixture's two, by name: they hold dashes, which the pattern after them stops at, so
+  // masking them whole takes their own. Built from parts, so that this line is no canary itself.
+  { what: "canary secret", pattern: new RegExp(["canary", "secret", "mcp", "(?:token-4b8e|leak-9c2f)"].join("-"), "g") },
   { what: "canary secret", pattern: /canary-secret-[A-Za-z0-9]+/g },
   { what: "canary text", pattern: /canary-text-[A-Za-z0-9]+/g },
   // A JWT starts with `eyJ` (`{"`) twice: header and payload. The whole token is masked.
@@ -29,11 +33,11 @@ function findCanaries(text) {
   const found = [];
   text.split(/\r?\n/).forEach((raw, index) => {
     const line = raw.replace(ANSI, "");
-    const hits = CANARIES.filter(({ pattern }) => line.match(pattern) !== null);
+    const hits = [...new Set(CANARIES.filter(({ pattern }) => line.match(pattern) !== null).map((c) => c.what))];
     if (hits.length === 0) return;
     let masked = line;
     for (const { what, pattern } of CANARIES) masked = masked.replace(pattern, `[${what}]`);
-    found.push({ line: index + 1, what: hits.map((h) => h.what), masked: masked.length > SHOWN ? `${masked.slice(0, SHOWN)}…` : masked });
+    found.push({ line: index + 1, what: hits, masked: masked.length > SHOWN ? `${masked.slice(0, SHOWN)}…` : masked });
   });
   return found;
 }

@@ -3,7 +3,8 @@
 // logged (events.mjs reads them off wrangler's output) and what the dev
 // gatekeeper saw itself, kept once each by `eventId`; and the tasks as the A2A
 // API reports them (ListTasks, GetTask). A task's timeline is its events in
-// time order; its usage adds up its model calls.
+// time order; its usage adds up its model calls. A tenant's MCP servers show
+// as their latest `mcp.server` event says.
 import { DEAD_LETTERS_KEY, TERMINAL_STATE_NAMES } from "../../src/a2a/wire.ts";
 import { EVENT_LINE_TYPE } from "../../src/telemetry/catalogue.ts";
 import { describeData } from "./events.mjs";
@@ -13,6 +14,7 @@ import { hitlRequestOf, messageText, replyText } from "./session.mjs";
  * @typedef {import("./events.mjs").EventLike} EventLike
  * @typedef {{ at: string, event: string, group: string, source: "worker" | "gatekeeper", text: string, tenant?: string, taskId?: string }} TimelineEntry
  * @typedef {{ modelCalls: number, inputTokens: number, outputTokens: number, toolCalls: number, modelMs: number }} Usage
+ * @typedef {{ tenant: string, server: string, status: string, tools: number, reason?: string, at: string }} McpServerStatus
  */
 
 /** Marks what the dev gatekeeper and the console record themselves, beside the Worker's events. */
@@ -33,12 +35,15 @@ export function createEventLog({ limit = DEFAULT_LIMIT } = {}) {
   const byTask = new Map();
   /** @type {Set<(event: EventLike) => void>} */
   const listeners = new Set();
+  /** @type {Map<string, McpServerStatus>} "tenant\nserver" → its latest status: kept apart, so a server's status outlives the event cap */
+  const mcpServers = new Map();
   let counter = 0;
 
   /** Adds an event; false when it was seen before. @param {EventLike} event */
   function add(event) {
     if (events.has(event.eventId)) return false;
     events.set(event.eventId, event);
+    noteMcpServer(mcpServers, event);
     if (event.taskId) {
       const list = byTask.get(event.taskId);
       if (list) list.push(event);
@@ -82,6 +87,8 @@ export function createEventLog({ limit = DEFAULT_LIMIT } = {}) {
     forTask: (taskId) => inTimeOrder(byTask.get(taskId) ?? []),
     /** The newest `count` events, in time order. */
     recent: (count = 50) => inTimeOrder([...events.values()].slice(-count)),
+    /** Each tenant's MCP servers as their latest `mcp.server` event says, by tenant then server. */
+    mcpServers: () => [...mcpServers.values()].sort((a, b) => a.tenant.localeCompare(b.tenant) || a.server.localeCompare(b.server)),
     /** @param {(event: EventLike) => void} listener @returns {() => void} stops it */
     subscribe: (listener) => {
       listeners.add(listener);
@@ -91,6 +98,30 @@ export function createEventLog({ limit = DEFAULT_LIMIT } = {}) {
       return events.size;
     },
   };
+}
+
+/**
+ * Takes an `mcp.server` event of the Worker's into `servers`, unless an
+ * event of a later time said otherwise already. Each caller's object
+ * connects on its own; the console shows the latest word of any of them.
+ * @param {Map<string, McpServerStatus>} servers
+ * @param {EventLike} event
+ */
+function noteMcpServer(servers, event) {
+  if (event.type !== EVENT_LINE_TYPE || event.event !== "mcp.server" || typeof event.data.server !== "string") return;
+  const tenant = typeof event.tenant === "string" ? event.tenant : "";
+  const key = `${tenant}\n${event.data.server}`;
+  const known = servers.get(key);
+  if (known && Date.parse(known.at) > Date.parse(event.at)) return;
+  const { server, status, tools, reason } = event.data;
+  servers.set(key, {
+    tenant,
+    server,
+    status: String(status ?? "unknown"),
+    tools: number(tools),
+    ...(typeof reason === "string" && reason !== "" ? { reason } : {}),
+    at: event.at,
+  });
 }
 
 /** Stable: events with the same `at` keep their arrival order. @param {EventLike[]} events */

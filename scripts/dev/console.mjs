@@ -6,7 +6,8 @@
 // (session.mjs), never a shortcut into the Worker.
 //
 //   GET  /console                 the page (console/index.html, page.js, page.css: no build, no CDN)
-//   GET  /console/api/overview    tenants, conversations and tasks (ListTasks per tenant), recent events
+//   GET  /console/api/overview    tenants (each with its MCP servers' latest status), conversations and tasks
+//                                 (ListTasks per tenant), recent events
 //   GET  /console/api/task        ?tenant=&id=  one task (GetTask) with its timeline and usage
 //   GET  /console/api/stream      server-sent events: each new event, as it is read off wrangler's output
 //   POST /console/api/answer      {tenant, taskId, requestId, optionId?, text?}: SendMessage with a hitl/response part
@@ -145,12 +146,14 @@ export function serveConsole({ gatekeeper, session, tenants, events }) {
       }),
     );
     const tasks = lists.flatMap((l) => l.tasks).map((t) => ({ ...t, usage: usageOf(events.forTask(t.id)) }));
+    const servers = events.mcpServers();
     return {
       identity: { key: session.identity.key, name: session.identity.name },
       agent: session.agent.origin,
       tenants: tenants.map((t) => {
         const list = lists.find((l) => l.tenant === t.tenant);
-        return { ...t, total: list?.total ?? 0, ...(list?.error ? { error: list.error } : {}) };
+        const mcp = servers.filter((s) => s.tenant === t.tenant).map(({ tenant: _tenant, ...status }) => status);
+        return { ...t, total: list?.total ?? 0, ...(list?.error ? { error: list.error } : {}), mcp };
       }),
       conversations: conversationsOf(tasks),
       recent: events.recent(60).map(timelineEntry),

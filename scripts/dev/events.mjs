@@ -90,6 +90,8 @@ const DETAILS = {
   "quota.exceeded": (d) => `${d.limit}, retry after ${d.retryAfterSeconds} s`,
   "edge.refused": (d) => `${d.check}: HTTP ${d.status}, code ${d.code}${d.method ? `, ${d.method}` : ""}`,
   "agent.start_failed": (d) => `${d.code}: ${d.culpritKind} ${d.culpritName}`,
+  "mcp.server": (d) =>
+    `${d.server}: ${d.status}${d.reason ? ` (${d.reason})` : ""}${d.status === "ready" ? `, ${plural(d.tools ?? 0, "tool")}` : ""}, ${ms(d.durationMs)}`,
   // What the dev gatekeeper itself saw (not the Worker's): see console.mjs.
   "gatekeeper.push": (d) => `received a verified ${d.kind} push: ${stateName(d.state)}`,
   "gatekeeper.refused": (d) => `refused a push (${d.check}): ${d.message}`,

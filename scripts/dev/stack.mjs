@@ -1,17 +1,19 @@
 // The local stack as one reusable piece: the dev gatekeeper, the stand-in model
-// (unless a real one is configured), the Worker under `wrangler dev --local`,
-// and the registration of the agent and its tenants. `npm start` and the e2e
-// test both use it. `stop()` may be called at any moment, also while `start()`
-// is still running, and stops exactly what this stack started.
+// (unless a real one is configured), the dev MCP server, the Worker under
+// `wrangler dev --local`, and the registration of the agent and its tenants.
+// `npm start` and the e2e test both use it. `stop()` may be called at any
+// moment, also while `start()` is still running, and stops exactly what this
+// stack started.
 import { join, relative } from "node:path";
 import { ensureDevVars } from "./dev-vars.mjs";
 import { ensureDir } from "./gatekeeper-state.mjs";
 import { startGatekeeper } from "./gatekeeper.mjs";
 import { assertPortFree, freePort } from "./http.mjs";
+import { startDevMcpServer } from "./mcp-devtools.mjs";
 import { startStandInModel } from "./model-server.mjs";
 import { spawnWrangler } from "./wrangler.mjs";
 
-export const DEFAULT_PORTS = { worker: 8787, gatekeeper: 8790, model: 8791 };
+export const DEFAULT_PORTS = { worker: 8787, gatekeeper: 8790, model: 8791, mcp: 8793 };
 export const REFERENCE_TENANTS = ["assistant", "researcher"];
 const READY_TIMEOUT_MS = 120_000;
 const MODEL_LIST_TIMEOUT_MS = 5_000;
@@ -88,6 +90,8 @@ export function createStack(options) {
   let gatekeeper;
   /** @type {Awaited<ReturnType<typeof startStandInModel>> | undefined} */
   let standIn;
+  /** @type {Awaited<ReturnType<typeof startDevMcpServer>> | undefined} */
+  let mcp;
   /** @type {ReturnType<typeof spawnWrangler> | undefined} */
   let worker;
   let stopped = false;
@@ -147,6 +151,12 @@ export function createStack(options) {
     progress(`model       ${describeModel(model)}`);
     if (vars.FETCH_ALLOWLIST) progress(`pages       the agents may read pages from the stand-in only (FETCH_ALLOWLIST ${vars.FETCH_ALLOWLIST})`);
 
+    // The dev MCP server runs whichever model answers: the tools are the agent's, not the model's.
+    mcp = await startDevMcpServer({ port: ports.mcp });
+    check();
+    Object.assign(vars, mcpVars(mcp, devVars.vars));
+    progress(`mcp         ${describeMcp(mcp, vars, devVars.vars, rel(devVars.file))}`);
+
     const inspectorPort = await freePort();
     check();
     worker = spawnWrangler({
@@ -193,7 +203,7 @@ export function createStack(options) {
   async function stop() {
     stopped = true;
     const result = worker ? await worker.stop() : { pgid: undefined, leftover: false };
-    await Promise.all([gatekeeper?.close(), standIn?.close()]);
+    await Promise.all([gatekeeper?.close(), standIn?.close(), mcp?.close()]);
     return result;
   }
 
@@ -270,6 +280,43 @@ async function firstListedModel(baseUrl, apiKey) {
       `OPENAI_BASE_URL is set (${shownUrl(baseUrl)}) but OPENAI_MODEL is not, and ${shownUrl(url)} could not be listed (${error.cause?.code ?? error.cause?.message ?? error.message}): set OPENAI_MODEL to the model to use`,
     );
   }
+}
+
+/**
+ * MCP_SERVERS and MCP_ALLOWLIST for the Worker (the reference assistant reads
+ * them): the dev MCP server, each unless the dev secrets file sets it, whose
+ * value wins as for FETCH_ALLOWLIST.
+ * @param {{ name: string, url: string, origin: string }} mcp
+ * @param {Record<string, string>} devVars
+ * @returns {Record<string, string>}
+ */
+export function mcpVars(mcp, devVars) {
+  /** @type {Record<string, string>} */
+  const vars = {};
+  if (!devVars.MCP_SERVERS) vars.MCP_SERVERS = JSON.stringify([{ name: mcp.name, url: mcp.url }]);
+  if (!devVars.MCP_ALLOWLIST) vars.MCP_ALLOWLIST = JSON.stringify([mcp.origin]);
+  return vars;
+}
+
+/** The progress line's words: which MCP servers the assistant is given, and from where. */
+function describeMcp(mcp, vars, devVars, file) {
+  const tools = `tools ${mcp.tools.join(", ")}`;
+  if (vars.MCP_SERVERS) {
+    const allowlist = vars.MCP_ALLOWLIST ? `MCP_ALLOWLIST ${vars.MCP_ALLOWLIST}` : `MCP_ALLOWLIST of ${file}`;
+    return `the assistant uses the dev MCP server ${mcp.name} at ${mcp.url}, ${tools} (MCP_SERVERS; ${allowlist})`;
+  }
+  return `the assistant uses the MCP servers of ${file} (${serverNames(devVars.MCP_SERVERS)}); the dev MCP server ${mcp.name} runs at ${mcp.url} too, ${tools}`;
+}
+
+/** The names of MCP_SERVERS' entries, for the progress line; the config itself checks the rest at the agent's start. */
+function serverNames(raw) {
+  try {
+    const servers = JSON.parse(raw);
+    if (Array.isArray(servers)) return servers.map((s) => (typeof s?.name === "string" ? s.name : "?")).join(", ") || "none";
+  } catch {
+    // said below
+  }
+  return "MCP_SERVERS is not a JSON array: the assistant will refuse to start";
 }
 
 function describeModel(model) {

@@ -9,12 +9,24 @@
 // still exercises the machinery a real model would:
 //
 //   - no `tools` in the request          → a plain text answer;
+//   - MCP tools offered (a name holding
+//     `__`, core's `<server>__<tool>`),
+//     one not called since the person's
+//     last message                       → a call of the first such tool,
+//       before every rule below: each MCP tool once per user message, one
+//       call per response, arguments from its JSON schema alone (required
+//       properties: strings the user's words, numbers the smallest valid
+//       value from 1, booleans false, enums their first value;
+//       standin-mcp.mjs; `tool_choice` "none" or naming a tool skips the
+//       rule). Then the rules below go on as if the MCP calls had not
+//       happened, and the answer adds which MCP tools it used and a short
+//       quote of each result ("I used the MCP tools … ("…")");
 //   - `tools` offered, none called since
 //     the last user message              → one tool call, chosen by name:
 //       first a tool the user's words name by a trigger (TRIGGERS below),
 //       then a delegation tool (`delegate…`), then a clock tool (`…time…`,
-//       `…clock…`, `…date…`, `now`); no other tool is ever called (a page
-//       fetch would need the network);
+//       `…clock…`, `…date…`, `now`); no other tool (MCP tools aside) is
+//       ever called (a page fetch would need the network);
 //   - trigger words in the user's last
 //     message (case ignored), only when
 //     the tool they name is offered      → "ask me a question" calls `ask_user`
@@ -35,16 +47,19 @@
 //     them: ROUND_RESULT_PATTERN)        → a text answer, never a second
 //       delegation.
 //
-// So an agent loop driven by the stand-in always ends: at most one tool round
-// per user message (an approval or a question answered is that round's
-// result, never a reason to call again), at most one delegation per request.
+// So an agent loop driven by the stand-in always ends: each MCP tool once and
+// at most one other tool round per user message (an approval or a question
+// answered is that round's result, never a reason to call again), at most
+// one delegation per request.
 //
-// Arguments are filled from the tool's JSON schema (see `fill`). A URL is only
+// Arguments are filled from the tool's JSON schema (see `fill`; an MCP tool's
+// by standin-mcp.mjs, which puts in no URL). A URL is only
 // ever a loopback one — the first in the user's message or the instructions,
 // else a page the stand-in serves itself (`options.pageOrigin`) — so nothing
 // the stand-in asks for makes an agent reach past this machine. The HTTP side
 // (non-streaming and `stream: true`, and those pages) is in model-server.mjs.
 import { ROUND_RESULT_PATTERN } from "../../src/a2a/wire.ts";
+import { isMcpTool, mcpArguments, mcpSentence, nextMcpTool } from "./standin-mcp.mjs";
 
 export const STANDIN_MARK = "[offline stand-in model]";
 export const STANDIN_MODEL_ID = "offline-stand-in";
@@ -107,28 +122,48 @@ export function standInReply(request, options = {}) {
   const asked = findLastIndex(messages, (m) => m.role === "user" && !ROUND_RESULT_PATTERN.test(textOf(m.content)));
   const userText = asked >= 0 ? textOf(messages[asked].content).trim() : "";
   const sinceUser = messages.slice(lastUser + 1);
+  const offered = (Array.isArray(request.tools) ? request.tools : []).filter((t) => typeof t?.function?.name === "string");
+  /** @param {ToolSpec} tool @param {Record<string, unknown>} args @returns {StandInReply} */
+  const callOf = (tool, args) => ({
+    content: null,
+    // Deterministic: the n-th assistant message of this conversation.
+    toolCalls: [
+      {
+        id: `call_standin_${messages.filter((m) => m.role === "assistant").length + 1}`,
+        type: "function",
+        function: { name: tool.function.name, arguments: JSON.stringify(args) },
+      },
+    ],
+    finishReason: "tool_calls",
+  });
 
-  // Tool results after the user's message: answer from them.
-  if (sinceUser.some((m) => m.role === "tool")) return text(answerFromTools(agent, userText, sinceUser));
+  // MCP tools first, each once per message of the person's: counted from that message, not from
+  // a block of subtask results after it, so that a delegating agent's later rounds call none again.
+  const mcpTool = request.tool_choice === "none" || namedChoice(request.tool_choice) ? undefined : nextMcpTool(offered, messages.slice(asked + 1));
+  if (mcpTool) return callOf(mcpTool, mcpArguments(mcpTool.function.parameters, userText));
+
+  // Other tools' results after the user's message: answer from them.
+  const results = toolResults(sinceUser);
+  if (results.some((r) => !isMcpTool(r.name))) return text(answerFromTools(agent, userText, results));
 
   const delegated = messages.some((m) => ROUND_RESULT_PATTERN.test(textOf(m.content)));
-  const chosen = chooseTool(request.tools, request.tool_choice, { mayDelegate: !delegated, userText });
+  const others = offered.filter((t) => !isMcpTool(t.function.name));
+  const chosen = chooseTool(others, request.tool_choice, { mayDelegate: !delegated, userText });
   if (chosen) {
     const { tool, args } = chosen;
-    const call = {
-      // Deterministic: the n-th assistant message of this conversation.
-      id: `call_standin_${messages.filter((m) => m.role === "assistant").length + 1}`,
-      type: /** @type {const} */ ("function"),
-      function: {
-        name: tool.function.name,
-        arguments: JSON.stringify(args ?? argumentsFor(tool, { userText, url: loopbackUrl(messages, userText, options.pageOrigin) })),
-      },
-    };
-    return { content: null, toolCalls: [call], finishReason: "tool_calls" };
+    return callOf(tool, args ?? argumentsFor(tool, { userText, url: loopbackUrl(messages, userText, options.pageOrigin) }));
   }
 
-  return text(delegated ? answerFromDelegation(agent, userText, messages) : plainAnswer(agent, userText));
+  // Only MCP results (or none): the answer the rules give, with what the MCP tools said.
+  if (delegated) return text(withMcp(answerFromDelegation(agent, userText, messages), results));
+  return text(results.length > 0 ? answerFromTools(agent, userText, results) : plainAnswer(agent, userText));
 }
+
+/** An answer with the MCP results' sentence after it, when there are any. */
+const withMcp = (answer, results) => (results.length > 0 ? `${answer} ${mcpSentence(results)}` : answer);
+
+/** The tool a `tool_choice` names, if it names one. */
+const namedChoice = (toolChoice) => /** @type {{ function?: { name?: string } }} */ (toolChoice)?.function?.name;
 
 /** Rough token count for `usage`: words, at least one. */
 export function roughTokens(value) {
@@ -176,15 +211,14 @@ function agentName(messages) {
  * Which tool to call, if any, and with what when the user's words chose it.
  * `tool_choice: "none"` calls nothing, a named choice calls that tool; else
  * a trigger the user's words hold, then delegation, then the clock.
- * @param {ToolSpec[] | undefined} tools
+ * @param {ToolSpec[]} offered  MCP tools left out: their own rule comes first
  * @param {unknown} toolChoice
  * @param {{ mayDelegate: boolean, userText: string }} options
  * @returns {{ tool: ToolSpec, args?: Record<string, unknown> } | undefined}
  */
-function chooseTool(tools, toolChoice, { mayDelegate, userText }) {
-  const offered = (Array.isArray(tools) ? tools : []).filter((t) => typeof t?.function?.name === "string");
+function chooseTool(offered, toolChoice, { mayDelegate, userText }) {
   if (offered.length === 0 || toolChoice === "none") return undefined;
-  const named = /** @type {{ function?: { name?: string } }} */ (toolChoice)?.function?.name;
+  const named = namedChoice(toolChoice);
   const only = (tool) => (tool ? { tool } : undefined);
   if (named) return only(offered.find((t) => t.function.name === named));
   const byName = (pattern) => offered.find((t) => pattern.test(t.function.name));
@@ -319,22 +353,34 @@ function loopbackUrl(messages, userText, pageOrigin) {
   return `${pageOrigin ?? "http://127.0.0.1"}/pages/${slug}`;
 }
 
-function answerFromTools(agent, userText, messages) {
+/**
+ * Each tool result in `messages`, with the name of the call it answers.
+ * @param {ChatMessage[]} messages
+ * @returns {{ name: string, output: string }[]}
+ */
+function toolResults(messages) {
   const names = new Map();
   for (const m of messages) {
     for (const call of m.tool_calls ?? []) names.set(call.id, call.function?.name);
   }
-  const results = messages
+  return messages
     .filter((m) => m.role === "tool")
-    .map((m) => {
-      const name = names.get(m.tool_call_id) ?? m.name ?? "a tool";
-      const raw = textOf(m.content) || "(nothing)";
+    .map((m) => ({ name: names.get(m.tool_call_id) ?? m.name ?? "a tool", output: textOf(m.content) || "(nothing)" }));
+}
+
+/** @param {{ name: string, output: string }[]} results */
+function answerFromTools(agent, userText, results) {
+  const called = results
+    .filter((r) => !isMcpTool(r.name))
+    .map(({ name, output }) => {
       // JSON as it came; words (a denial, an error) in quotes, so the answer reads as a quote.
-      const result = isJson(raw) ? quote(raw, 300) : `"${quote(raw, 300)}"`;
+      const result = isJson(output) ? quote(output, 300) : `"${quote(output, 300)}"`;
       // ask_user's result is the person's answer, not something a tool did.
       return ASK_USER.test(name) ? `${name}, and you answered ${result}` : `${name}, which returned ${result}`;
     });
-  return `${STANDIN_MARK} ${who(agent)} here. You said: "${quote(userText, 160)}". I called ${results.join("; then ")}.`;
+  const mcp = results.filter((r) => isMcpTool(r.name));
+  const sentences = [...(called.length ? [`I called ${called.join("; then ")}.`] : []), ...(mcp.length ? [mcpSentence(mcp)] : [])];
+  return `${STANDIN_MARK} ${who(agent)} here. You said: "${quote(userText, 160)}". ${sentences.join(" ")}`;
 }
 
 function answerFromDelegation(agent, userText, messages) {

@@ -22,7 +22,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const USAGE = `Usage: npm start [-- options]
 
 Starts the Worker (wrangler dev --local on 127.0.0.1:8787), the local dev
-gatekeeper and, unless OPENAI_BASE_URL is set, the offline stand-in model;
+gatekeeper, a dev MCP server for the assistant (tools roll_dice and
+count_words) and, unless OPENAI_BASE_URL is set, the offline stand-in model;
 registers the agent and its tenants; then opens a chat (/help lists its
 commands; /new starts a new conversation; when the agent asks for an
 approval, a choice or an answer, the next line is the answer). The dev
@@ -42,6 +43,7 @@ Options:
   --port N               the Worker's port (default ${DEFAULT_PORTS.worker})
   --gatekeeper-port N    the gatekeeper's port (default ${DEFAULT_PORTS.gatekeeper}, or $GATEKEEPER_PORT)
   --model-port N         the stand-in model's port (default ${DEFAULT_PORTS.model}, or $MODEL_PORT)
+  --mcp-port N           the dev MCP server's port (default ${DEFAULT_PORTS.mcp}, or $MCP_PORT)
   --standin-delay SECONDS
                          hold each stand-in answer this long (to watch
                          progress or try /cancel offline)
@@ -81,6 +83,7 @@ try {
       port: { type: "string" },
       "gatekeeper-port": { type: "string" },
       "model-port": { type: "string" },
+      "mcp-port": { type: "string" },
       home: { type: "string" },
       "standin-delay": { type: "string" },
       verbose: { type: "boolean" },
@@ -107,6 +110,7 @@ const ports = {
   worker: port(values.port, "--port") ?? DEFAULT_PORTS.worker,
   gatekeeper: port(values["gatekeeper-port"], "--gatekeeper-port") ?? port(process.env.GATEKEEPER_PORT, "GATEKEEPER_PORT") ?? DEFAULT_PORTS.gatekeeper,
   model: port(values["model-port"], "--model-port") ?? port(process.env.MODEL_PORT, "MODEL_PORT") ?? DEFAULT_PORTS.model,
+  mcp: port(values["mcp-port"], "--mcp-port") ?? port(process.env.MCP_PORT, "MCP_PORT") ?? DEFAULT_PORTS.mcp,
 };
 const standInDelayS = values["standin-delay"] === undefined ? 0 : Number(values["standin-delay"]);
 if (!(standInDelayS >= 0 && standInDelayS <= 600)) fail(`--standin-delay must be between 0 and 600 seconds, got ${JSON.stringify(values["standin-delay"])}`);
@@ -167,7 +171,7 @@ async function shutdown(code, reason) {
     info(
       leftover
         ? `! wrangler dev's process group ${pgid} is still alive after SIGKILL: stop it with  kill -KILL -- -${pgid}`
-        : `stopped wrangler dev (process group ${pgid}, nothing left), the gatekeeper and the model`,
+        : `stopped wrangler dev (process group ${pgid}, nothing left), the gatekeeper, the model and the MCP server`,
     );
   }
   process.exit(leftover && code === 0 ? 1 : code);

@@ -51,7 +51,7 @@ export class McpServers {
     const ready: { server: McpServerConfig; tools: McpToolListing[] }[] = [];
     const unavailable: string[] = [];
     for (const state of states) {
-      if (state.status === "ready") ready.push({ server: state.config, tools: this.#client.listTools({ serverId: state.config.name }) });
+      if (state.status === "ready") ready.push({ server: state.config, tools: this.#listed(state) });
       else unavailable.push(state.config.name);
     }
     return { ready, unavailable };
@@ -109,7 +109,7 @@ export class McpServers {
       await this.#client.connect(url, { reconnect: { id: name }, transport: { type: "streamable-http", fetch: this.#options.fetch(state.config) } });
       state.status = "ready";
       state.failures = 0;
-      this.#report(state, { status: "ready", tools: this.#client.listTools({ serverId: name }).length, durationMs: Date.now() - startedAt });
+      this.#report(state, { status: "ready", tools: this.#listed(state).length, durationMs: Date.now() - startedAt });
     } catch (error) {
       state.failures += 1;
       state.retryAt = Date.now() + Math.min(MAX_BACKOFF_MS, 500 * 2 ** state.failures);
@@ -119,6 +119,12 @@ export class McpServers {
         this.#report(state, { status: "unavailable", tools: 0, durationMs: Date.now() - startedAt, reason: failureReason(error) });
       }
     }
+  }
+
+  /** The server's tools this agent takes: all, or those its config's `tools` names. */
+  #listed(state: ServerState): McpToolListing[] {
+    const only = state.config.tools;
+    return this.#client.listTools({ serverId: state.config.name }).filter((tool) => !only || only.includes(tool.name));
   }
 
   #drop(state: ServerState, reason: string): void {

@@ -8,11 +8,10 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** Characters of text one result gives the model at most: the journal keeps it in one row. */
 const MAX_RESULT_CHARS = 64 * 1024;
 
-/** One server's tools as AI SDK tools, named `<server>__<tool>`, filtered by its config, approval as configured. */
+/** One server's tools (already filtered by its config) as AI SDK tools, named `<server>__<tool>`, approval as configured. */
 export function serverTools(server: McpServerConfig, listings: readonly McpToolListing[], servers: McpServers): ToolSet {
   const tools: ToolSet = {};
   for (const listing of listings) {
-    if (server.tools && !server.tools.includes(listing.name)) continue;
     // The server's name may hold characters a model API refuses (`.`); the call uses its own.
     const name = `${server.name}${MCP_NAME_SEPARATOR}${listing.name.replace(/[^A-Za-z0-9_-]/g, "_")}`;
     if (!TOOL_NAME.test(name) || tools[name]) continue;

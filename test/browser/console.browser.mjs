@@ -1,7 +1,7 @@
 // The dev console in a real browser, against the real `npm start`: wrangler
 // dev --local, the dev gatekeeper, the offline stand-in model, and the chat,
 // its input piped. Headless Debian Chromium driven by playwright-core, on
-// ports of its own (8960-8962) and a temporary --home, so nothing of a
+// ports of its own (8960-8963) and a temporary --home, so nothing of a
 // developer's own stack is touched. What it checks is what a person sees:
 //   1. after a turn in the chat, the page lists the task, shows its timeline
 //      (the Worker's events, read off wrangler's output, and the gatekeeper's
@@ -26,7 +26,7 @@ import { groupAlive } from "../../scripts/dev/wrangler.mjs";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 /** Ports no other test or script uses (grep test/ scripts/ bench/ before changing them). */
-const PORTS = { worker: 8960, gatekeeper: 8961, model: 8962 };
+const PORTS = { worker: 8960, gatekeeper: 8961, model: 8962, mcp: 8963 };
 const WORKER = `http://127.0.0.1:${PORTS.worker}`;
 const GATEKEEPER = `http://127.0.0.1:${PORTS.gatekeeper}`;
 const CONSOLE = `${GATEKEEPER}/console`;
@@ -62,7 +62,16 @@ function startStack() {
   // Offline by construction: whatever model the developer configured is not used here.
   for (const name of ["OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_API_KEY", "OPENAI_FALLBACK_MODEL"]) delete env[name];
   const args = ["start", "--silent", "--", "--home", home, "--as", IDENTITY.key, "--verbose"];
-  args.push("--port", String(PORTS.worker), "--gatekeeper-port", String(PORTS.gatekeeper), "--model-port", String(PORTS.model));
+  args.push(
+    "--port",
+    String(PORTS.worker),
+    "--gatekeeper-port",
+    String(PORTS.gatekeeper),
+    "--model-port",
+    String(PORTS.model),
+    "--mcp-port",
+    String(PORTS.mcp),
+  );
   const child = spawn("npm", args, { cwd: ROOT, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
   const out = { stdout: "", stderr: "" };
   child.stdout.on("data", (chunk) => (out.stdout += chunk));

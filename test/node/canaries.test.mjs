@@ -63,6 +63,17 @@ describe("the canary check", () => {
     for (const canary of [SECRET, TEXT, JWT, JWT.slice(0, 20)]) expect(planted.output).not.toContain(canary);
   });
 
+  it("masks the MCP fixture's token and leaked secret whole, dashes and all", () => {
+    const token = ["canary", "secret", "mcp", "token", "4b8e"].join("-");
+    const leaked = ["canary", "secret", "mcp", "leak", "9c2f"].join("-");
+    const run = check([`whoami sent Authorization: Bearer ${token}`, `{"tool":"mcp__leak","output":"the backend said: ${leaked}"}`].join("\n"));
+    expect(run.status).toBe(1);
+    const [file] = run.files;
+    expect(run.output).toContain(`${file}:1: canary secret: whoami sent Authorization: Bearer [canary secret]\n`);
+    expect(run.output).toContain(`${file}:2: canary secret: {"tool":"mcp__leak","output":"the backend said: [canary secret]"}`);
+    for (const part of ["4b8e", "9c2f", "mcp-token", "mcp-leak"]) expect(run.output).not.toContain(part);
+  });
+
   it("sees a canary through terminal colours, and in any of several files", () => {
     const coloured = `\u001b[31m${SECRET.slice(0, 10)}\u001b[39m${SECRET.slice(10)}`;
     const run = check("clean\n", `line one\n${coloured}\n`);

@@ -202,6 +202,41 @@ describe("the event log", () => {
   });
 });
 
+describe("MCP servers' status", () => {
+  /** An mcp.server event as core emits it: the object's, no task. */
+  const serverEvent = (data, at, tenant = "assistant") => ({ ...workerEvent("mcp.server", data, { at }), tenant, taskId: undefined, turnId: undefined });
+
+  it("keeps each tenant's servers as their latest mcp.server event says: status, tools, reason", () => {
+    const log = createEventLog();
+    log.add(serverEvent({ server: "devtools", status: "ready", tools: 2, durationMs: 40 }, "2026-12-02T05:00:01.000Z"));
+    log.add(serverEvent({ server: "docs", status: "unavailable", tools: 0, durationMs: 3000, reason: "timeout" }, "2026-12-02T05:00:02.000Z"));
+    log.add(serverEvent({ server: "devtools", status: "dropped", tools: 0, durationMs: 0, reason: "session-lost" }, "2026-12-02T05:00:03.000Z"));
+    log.add(serverEvent({ server: "devtools", status: "ready", tools: 1, durationMs: 9 }, "2026-12-02T05:00:05.000Z", "researcher"));
+    // An older word arriving late changes nothing; an event of another shape is not a server.
+    log.add(serverEvent({ server: "docs", status: "ready", tools: 4, durationMs: 1 }, "2026-12-02T05:00:00.500Z"));
+    log.add(serverEvent({ status: "ready" }, "2026-12-02T05:00:06.000Z"));
+    log.note("mcp.server", { tenant: "assistant" }, { server: "devtools", status: "ready", tools: 9 });
+    expect(log.mcpServers()).toEqual([
+      { tenant: "assistant", server: "devtools", status: "dropped", tools: 0, reason: "session-lost", at: "2026-12-02T05:00:03.000Z" },
+      { tenant: "assistant", server: "docs", status: "unavailable", tools: 0, reason: "timeout", at: "2026-12-02T05:00:02.000Z" },
+      { tenant: "researcher", server: "devtools", status: "ready", tools: 1, at: "2026-12-02T05:00:05.000Z" },
+    ]);
+  });
+
+  it("keeps a server's status past the event cap, and says each event in a line", () => {
+    const log = createEventLog({ limit: 2 });
+    log.add(serverEvent({ server: "devtools", status: "ready", tools: 2, durationMs: 40 }, "2026-12-02T05:00:01.000Z"));
+    for (const n of [1, 2, 3]) log.add(workerEvent("round.finished", { round: n, outcome: "answer", durationMs: 1 }));
+    expect(log.mcpServers().map((s) => s.status)).toEqual(["ready"]);
+    expect(describeEvent(serverEvent({ server: "devtools", status: "ready", tools: 2, durationMs: 40 }, "2026-12-02T05:00:01.000Z"))).toMatch(
+      /mcp\.server +assistant {2}devtools: ready, 2 tools, 40 ms$/,
+    );
+    expect(
+      describeEvent(serverEvent({ server: "docs", status: "unavailable", tools: 0, durationMs: 3000, reason: "timeout" }, "2026-12-02T05:00:01.000Z")),
+    ).toMatch(/docs: unavailable \(timeout\), 3\.0 s$/);
+  });
+});
+
 describe("usageOf", () => {
   it("adds up a task's model calls and counts its tool calls; turn.finished's totals do not count twice", () => {
     expect(usageOf(aTurn())).toEqual({ modelCalls: 2, inputTokens: 320, outputTokens: 44, toolCalls: 1, modelMs: 1000 });
@@ -370,13 +405,27 @@ describe("the console's HTTP side", () => {
     const overview = /** @type {any} */ (await (await fetch(`${devConsole.url}/api/overview`)).json());
     expect(overview.identity).toEqual({ key: "dev-ada", name: "Ada" });
     expect(overview.tenants).toEqual([
-      { tenant: "assistant", name: "Assistant", total: 1 },
-      { tenant: "researcher", total: 0 },
+      { tenant: "assistant", name: "Assistant", total: 1, mcp: [] },
+      { tenant: "researcher", total: 0, mcp: [] },
     ]);
     expect(overview.conversations).toHaveLength(1);
     expect(overview.conversations[0].tasks[0]).toMatchObject({ id: TASK, waiting: true, usage: { inputTokens: 320, outputTokens: 44 } });
     expect(overview.recent).toHaveLength(aTurn().length);
     expect(calls.filter((c) => c.method === "ListTasks").map((c) => c.tenant)).toEqual(["assistant", "researcher"]);
+  });
+
+  it("shows each tenant's MCP servers from the mcp.server events, and updates them live", async () => {
+    const controller = new AbortController();
+    const stream = await fetch(`${devConsole.url}/api/stream`, { signal: controller.signal });
+    const reader = /** @type {ReadableStream<Uint8Array>} */ (stream.body).pipeThrough(new TextDecoderStream()).getReader();
+    events.add({ ...workerEvent("mcp.server", { server: "devtools", status: "ready", tools: 2, durationMs: 35 }), taskId: undefined });
+    let text = "";
+    while (!text.includes("mcp.server")) text += (await reader.read()).value ?? "";
+    expect(JSON.parse(/** @type {string} */ (/^data: (.*)$/m.exec(text)?.[1]))).toMatchObject({ event: "mcp.server", text: "devtools: ready, 2 tools, 35 ms" });
+    controller.abort();
+    const overview = /** @type {any} */ (await (await fetch(`${devConsole.url}/api/overview`)).json());
+    expect(overview.tenants[0].mcp).toEqual([{ server: "devtools", status: "ready", tools: 2, at: expect.any(String) }]);
+    expect(overview.tenants[1].mcp).toEqual([]);
   });
 
   it("answers a request as the caller: SendMessage on the task with a hitl/response part, returning at once", async () => {

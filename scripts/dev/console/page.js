@@ -90,6 +90,7 @@ function renderOverview() {
         el("span", { class: "muted" }, `${t.total} task${t.total === 1 ? "" : "s"}`),
         t.error ? el("div", { class: "error" }, t.error) : undefined,
         t.description ? el("div", { class: "muted hint" }, t.description) : undefined,
+        t.mcp?.length ? el("ul", { class: "plain mcp", "data-mcp": t.tenant }, t.mcp.map(mcpRow)) : undefined,
       ),
     ),
   );
@@ -121,6 +122,25 @@ function renderOverview() {
       .slice()
       .reverse()
       .map((e) => timelineRow(e, true)),
+  );
+}
+
+/** The known statuses get their colour; anything else a newer Worker says is shown plain. */
+const MCP_STATUSES = new Set(["ready", "unavailable", "dropped"]);
+
+/** One MCP server of a tenant, as its latest mcp.server event left it: name, status, tools or the reason. */
+function mcpRow(s) {
+  const known = MCP_STATUSES.has(s.status) ? s.status : "other";
+  const detail = s.status === "ready" ? `${s.tools} tool${s.tools === 1 ? "" : "s"}` : (s.reason ?? "");
+  return el(
+    "li",
+    { "data-server": s.server, title: `latest mcp.server event at ${s.at}` },
+    el("span", { class: "muted" }, "MCP "),
+    el("span", { class: "mono" }, s.server),
+    " ",
+    el("span", { class: `badge mcp-${known}` }, s.status),
+    detail ? el("span", { class: "muted" }, ` ${detail}`) : undefined,
+    el("span", { class: "muted" }, ` · ${timeOf(s.at)}`),
   );
 }
 

@@ -26,7 +26,7 @@ let ports;
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "npm-start-e2e-"));
-  ports = { worker: await freePort(), gatekeeper: await freePort(), model: await freePort() };
+  ports = { worker: await freePort(), gatekeeper: await freePort(), model: await freePort(), mcp: await freePort() };
 });
 
 afterAll(() => {
@@ -59,6 +59,8 @@ function npmStart(args, { input, extraEnv = {} } = {}) {
       String(ports.gatekeeper),
       "--model-port",
       String(ports.model),
+      "--mcp-port",
+      String(ports.mcp),
       ...args,
     ],
     { cwd: ROOT, env, detached: true, stdio: ["pipe", "pipe", "pipe"] },
@@ -114,6 +116,19 @@ describe("npm start -- --once", () => {
     expect(run.stderr).toMatch(/^assistant ▹ \[offline stand-in model\] Assistant's offline stand-in/m);
     expect(run.stderr).toContain("pinned on first use");
     expect(run.stderr).toContain("assistant (Assistant), researcher (Researcher): signed cards verified against the pin");
+    expectNothingLeft(run);
+  });
+
+  it("gives the assistant the dev MCP server: the stand-in calls its devtools__ tools and quotes them", async () => {
+    const run = await npmStart(["--once", "count these five words please"]);
+    expect(run.code, explain(run)).toBe(0);
+    const mcpUrl = `http://127.0.0.1:${ports.mcp}/mcp`;
+    expect(run.stderr).toContain(`mcp         the assistant uses the dev MCP server devtools at ${mcpUrl}, tools roll_dice, count_words`);
+    expect(run.stderr).toContain(`MCP_ALLOWLIST ["http://127.0.0.1:${ports.mcp}"]`);
+    // Needs core's MCP client (src/mcp): the Worker connects, lists the tools, and the stand-in calls each once.
+    expect(run.stdout, explain(run)).toMatch(/I used the MCP tools? .*devtools__(roll_dice|count_words) \("[^"]+"\)/);
+    expect(run.stdout).toMatch(/devtools__count_words \("5 words, \d+ characters"\)/);
+    expect(run.stdout).toMatch(/devtools__roll_dice \("rolled 1d2: [12] \(total [12]\)"\)/);
     expectNothingLeft(run);
   });
 
