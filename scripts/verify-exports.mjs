@@ -1,13 +1,16 @@
 #!/usr/bin/env node
-// The publish gate for the package's subpaths: every entry in `exports`
-// resolves and bundles, every relative import is a full ESM specifier (with
-// its `.js`, or `.ts` where Node tooling loads the module as it is: the wire
-// constants, the token minter, the JSON-RPC client), and no runtime subpath's
-// import graph reaches the test harness.
+// The publish gate for the package's subpaths. The sources (each export's
+// `development` target): every entry resolves and bundles, every relative
+// import is a full ESM specifier (with its `.js`, or `.ts` where Node tooling
+// loads the module as it is: the wire constants, the token minter, the
+// JSON-RPC client), and no runtime subpath's import graph reaches the test
+// harness. Then the built package the same way, and its manifest
+// (scripts/package/verify-dist.mjs).
 import { readFile } from "node:fs/promises";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { verifyDist } from "./package/verify-dist.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const pkg = JSON.parse(await readFile(resolve(root, "package.json"), "utf8"));
@@ -16,7 +19,7 @@ const failures = [];
 
 for (const [subpath, target] of Object.entries(pkg.exports)) {
   if (subpath === "./package.json") continue;
-  const entry = typeof target === "string" ? target : target.default;
+  const entry = typeof target === "string" ? target : target.development;
   const result = await build({
     entryPoints: [resolve(root, entry)],
     bundle: true,
@@ -46,11 +49,12 @@ for (const [subpath, target] of Object.entries(pkg.exports)) {
     const leak = inputs.find((p) => p.startsWith("src/testing/"));
     if (leak) failures.push(`${subpath}: its import graph reaches the test harness (${leak})`);
   }
-  console.log(`ok ${subpath.padEnd(12)} ${inputs.length} modules`);
+  console.log(`ok ${subpath.padEnd(14)} src: ${inputs.length} modules`);
 }
+failures.push(...(await verifyDist(root, pkg, TEST_REALMS)));
 
 if (failures.length) {
   console.error(`\nverify:exports failed:\n${[...new Set(failures)].map((f) => `  - ${f}`).join("\n")}`);
   process.exit(1);
 }
-console.log("verify:exports: every subpath resolves, uses ESM specifiers, and keeps out of the test realm");
+console.log("verify:exports: every subpath resolves, uses ESM specifiers and keeps out of the test realm, from src/ and from the built dist/");

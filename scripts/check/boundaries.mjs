@@ -250,7 +250,9 @@ export function checkBoundaries({ root, files, texts = new Map() }) {
   const resolver = new ResolverFactory({
     extensionAlias: { ".js": [".ts", ".tsx", ".js"], ".mjs": [".mts", ".mjs"], ".cjs": [".cts", ".cjs"] },
     extensions: [".ts", ".tsx", ".mts", ".js", ".mjs", ".json"],
-    conditionNames: ["types", "import", "default"],
+    // With `development`, the package's own subpaths are held against the
+    // rules as their sources, not as the built dist/ (package.json's exports).
+    conditionNames: ["development", "types", "import", "default"],
     builtinModules: true,
   });
   const violations = [];

@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// The package's command: `npx @dynamicagents/core new DIR` starts a repository
+// of agents, `npx dynamicagents add-tenant NAME` adds one inside it, and
+// `npx dynamicagents keys` prints a signing key. Plain Node 20, no build step:
+// the first command runs before the new repository has its own Node 24.
+import { parseArgs } from "node:util";
+import { addTenant } from "./add-tenant.mjs";
+import { createRepository } from "./new-repo.mjs";
+
+const USAGE = `usage:
+  dynamicagents new DIR [--tenant NAME] [--core SPEC]
+      a new repository of agents in DIR, with one tenant (default "assistant");
+      --core: how it depends on @dynamicagents/core (default this version; e.g. file:./dynamicagents-core-0.1.0.tgz)
+  dynamicagents add-tenant NAME [--root DIR]
+      another tenant in the repository at DIR (default here): its agent, plugin and spec,
+      its binding and migration in wrangler.jsonc, its entry in src/tenants.ts
+  dynamicagents keys
+      a fresh private Ed25519 JWK for the A2A_SIGNING_KEY secret
+`;
+
+async function main(argv) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { tenant: { type: "string" }, core: { type: "string" }, root: { type: "string" }, help: { type: "boolean", short: "h" } },
+  });
+  const [command, target, ...extra] = positionals;
+  if (values.help || !command) return void process.stdout.write(USAGE);
+  if (command === "keys" && !target) {
+    const { freshSigningJwk } = await import("../scripts/keys.mjs");
+    return void process.stdout.write(`${JSON.stringify(await freshSigningJwk())}\n`);
+  }
+  if (command === "new" && target && !extra.length) {
+    const { root, tenant } = await createRepository({ dir: target, tenant: values.tenant, core: values.core });
+    return void process.stdout.write(
+      `Wrote ${root}, with the tenant ${tenant}. Next:\n  cd ${target}\n  npm install\n  npm test          the tenant's spec, inside workerd\n  npm run check     the types\n`,
+    );
+  }
+  if (command === "add-tenant" && target && !extra.length) {
+    const { names, written, edited } = addTenant({ root: values.root ?? process.cwd(), tenant: target });
+    const list = (paths) => paths.map((p) => `  ${p}`).join("\n");
+    return void process.stdout.write(
+      `Added the tenant ${names.tenant} (${names.agentClass}, bound as ${names.binding}).\nWrote:\n${list(written)}\nEdited:\n${list(edited)}\n`,
+    );
+  }
+  process.stderr.write(USAGE);
+  process.exitCode = 2;
+}
+
+main(process.argv.slice(2)).catch((error) => {
+  process.stderr.write(`dynamicagents: ${error.message}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,16 @@
+import type { EdgeEnv } from "@dynamicagents/core/worker";
+
+/**
+ * The Worker's bindings and variables (wrangler.jsonc, .dev.vars, secrets).
+ * Each tenant adds its own agent's binding to this interface from its folder
+ * (src/tenants/NAME/index.ts), so adding a tenant never edits this file.
+ */
+export interface Env extends EdgeEnv {
+  TURN_WORKFLOW: Workflow;
+  AI: Ai;
+  /** When set, every model call goes to this OpenAI-compatible endpoint instead of Workers AI. */
+  OPENAI_BASE_URL?: string;
+  OPENAI_API_KEY?: string;
+  OPENAI_MODEL?: string;
+  OPENAI_FALLBACK_MODEL?: string;
+}

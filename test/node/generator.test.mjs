@@ -1,0 +1,172 @@
+// The package's command (cli/): `dynamicagents new` and `add-tenant` write
+// and edit an author's repository exactly as documented, leave comments and
+// layout alone, and refuse before writing anything. Installing and testing
+// what they write is scripts/check/starter.mjs (CI).
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { addTenant } from "../../cli/add-tenant.mjs";
+import { appendToArray, parseJsonc, plain } from "../../cli/jsonc.mjs";
+import { tenantNames } from "../../cli/names.mjs";
+import { createRepository } from "../../cli/new-repo.mjs";
+import { registerTenant } from "../../cli/registry.mjs";
+
+const MAIN = fileURLToPath(new URL("../../cli/main.mjs", import.meta.url));
+const own = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+const made = [];
+const scratch = () => {
+  const dir = mkdtempSync(join(tmpdir(), "generator-"));
+  made.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("tenant names", () => {
+  it("derives the class, binding, identifiers and title from one name", () => {
+    expect(tenantNames("trip-planner")).toEqual({
+      tenant: "trip-planner",
+      camel: "tripPlanner",
+      pascal: "TripPlanner",
+      binding: "TRIP_PLANNER_AGENT",
+      title: "Trip Planner",
+      agentClass: "TripPlannerAgent",
+    });
+    // Suffixed, so no tenant takes a binding the platform reads.
+    expect(tenantNames("ai").binding).toBe("AI_AGENT");
+  });
+
+  it.each(["Weather", "9lives", "two--dashes", "trailing-", "under_score", ""])("refuses %j", (name) => {
+    expect(() => tenantNames(name)).toThrow(/lower-case letters and digits/);
+  });
+});
+
+describe("editing wrangler.jsonc", () => {
+  const text = `{\n  // why\n  "durable_objects": {\n    "bindings": [] // none yet\n  },\n  "migrations": [{ "tag": "v1" }],\n}\n`;
+
+  it("opens an empty array one element per line, and keeps every comment and trailing comma", () => {
+    const once = appendToArray(text, ["durable_objects", "bindings"], '{ "name": "A" }');
+    const twice = appendToArray(once, ["durable_objects", "bindings"], '{ "name": "B" }');
+    expect(twice).toBe(
+      `{\n  // why\n  "durable_objects": {\n    "bindings": [\n      { "name": "A" },\n      { "name": "B" }\n    ] // none yet\n  },\n  "migrations": [{ "tag": "v1" }],\n}\n`,
+    );
+  });
+
+  it("adds to a one-line array on its line", () => {
+    expect(plain(parseJsonc(appendToArray(text, ["migrations"], '{ "tag": "v2" }'))).migrations).toEqual([{ tag: "v1" }, { tag: "v2" }]);
+    expect(appendToArray(text, ["migrations"], '{ "tag": "v2" }')).toContain('"migrations": [{ "tag": "v1" }, { "tag": "v2" }],');
+  });
+
+  it("reads comments, strings with escapes and slashes, and names the line of a mistake", () => {
+    expect(plain(parseJsonc('/* a */ {"u": "http://x/*y*/\\"z", "n": [1, -2.5e3, true, null]} // b'))).toEqual({
+      u: 'http://x/*y*/"z',
+      n: [1, -2500, true, null],
+    });
+    expect(() => parseJsonc('{\n  "a": 1\n  "b": 2\n}')).toThrow(/line 3/);
+  });
+});
+
+describe("registering a tenant in src/tenants.ts", () => {
+  const registry =
+    'import type { TenantConfig } from "@dynamicagents/core/worker";\n\nconst tenants: Record<string, TenantConfig> = {};\n\nexport default tenants;\n';
+
+  it("adds the import, the class export and the entry, after those already there", () => {
+    const one = registerTenant(registry, tenantNames("assistant"));
+    const two = registerTenant(one, tenantNames("trip-planner"));
+    expect(two).toBe(
+      [
+        'import type { TenantConfig } from "@dynamicagents/core/worker";',
+        'import assistantTenant from "./tenants/assistant/index.js";',
+        'import tripPlannerTenant from "./tenants/trip-planner/index.js";',
+        'export * from "./tenants/assistant/index.js";',
+        'export * from "./tenants/trip-planner/index.js";',
+        "",
+        "const tenants: Record<string, TenantConfig> = {",
+        "  assistant: assistantTenant,",
+        '  "trip-planner": tripPlannerTenant,',
+        "};",
+        "",
+        "export default tenants;",
+        "",
+      ].join("\n"),
+    );
+    expect(() => registerTenant(two, tenantNames("assistant"))).toThrow(/already registers assistant/);
+  });
+
+  it("says what to add by hand when it cannot find the map", () => {
+    expect(() => registerTenant('import x from "y";\nexport default {};\n', tenantNames("weather"))).toThrow(/import weatherTenant from/);
+  });
+});
+
+describe("dynamicagents new, then add-tenant", () => {
+  it("writes a repository with one tenant, pinned to this package's versions", async () => {
+    const root = join(scratch(), "My Agents");
+    await createRepository({ dir: root, core: "file:./core.tgz" });
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+    expect(pkg.name).toBe("my-agents");
+    // A tarball named relative to where the command runs, made absolute for the new repository.
+    const hostSdks = ["@a2a-js/sdk", "agents", "ai", "zod"].map((sdk) => [sdk, own.devDependencies[sdk]]);
+    expect(pkg.dependencies).toEqual({ "@dynamicagents/core": `file:${join(process.cwd(), "core.tgz")}`, ...Object.fromEntries(hostSdks) });
+    for (const tool of ["wrangler", "vitest", "vite", "typescript", "node", "@cloudflare/vitest-plugin", "@cloudflare/workers-types"]) {
+      expect(pkg.devDependencies[tool]).toBe(own.devDependencies[tool]);
+    }
+    expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(["start", "check", "test"]));
+    expect(existsSync(join(root, ".gitignore"))).toBe(true);
+    expect(statSync(join(root, ".dev.vars")).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(root, ".dev.vars"), "utf8")).toMatch(/^A2A_SIGNING_KEY='\{"kty":"OKP".*"kid":"a2a-/);
+    const wrangler = plain(parseJsonc(readFileSync(join(root, "wrangler.jsonc"), "utf8")));
+    expect(wrangler.name).toBe("my-agents");
+    expect(wrangler.durable_objects.bindings).toEqual([{ name: "ASSISTANT_AGENT", class_name: "AssistantAgent" }]);
+    expect(wrangler.migrations).toEqual([{ tag: "v1", new_sqlite_classes: ["AssistantAgent"] }]);
+    for (const file of ["src/tenants/assistant/agent.ts", "src/tenants/assistant/plugin.ts", "src/tenants/assistant/index.ts", "test/assistant.spec.ts"]) {
+      expect(readFileSync(join(root, file), "utf8")).not.toMatch(/__[A-Za-z]+__/);
+    }
+  });
+
+  it("adds a tenant: its files, its binding and next migration, its registration, nothing else", async () => {
+    const root = join(scratch(), "agents");
+    await createRepository({ dir: root });
+    const read = (file) => readFileSync(join(root, file), "utf8");
+    const untouched = ["src/env.ts", "src/worker.ts", "src/turn-workflow.ts", "src/policy.ts", "package.json"].map((f) => [f, read(f)]);
+    const { written, edited } = addTenant({ root, tenant: "weather" });
+    expect(written.map((p) => p.slice(root.length + 1)).sort()).toEqual([
+      "src/tenants/weather/agent.ts",
+      "src/tenants/weather/index.ts",
+      "src/tenants/weather/plugin.ts",
+      "test/weather.spec.ts",
+    ]);
+    expect(edited.map((p) => p.slice(root.length + 1))).toEqual(["wrangler.jsonc", "src/tenants.ts"]);
+    for (const [file, text] of untouched) expect(read(file)).toBe(text);
+    const wrangler = plain(parseJsonc(read("wrangler.jsonc")));
+    expect(wrangler.migrations.at(-1)).toEqual({ tag: "v2", new_sqlite_classes: ["WeatherAgent"] });
+    expect(read("src/tenants.ts")).toContain("  weather: weatherTenant,");
+    expect(read("src/tenants/weather/agent.ts")).toContain("export class WeatherAgent extends DynamicAgent<Env>");
+  });
+
+  it("refuses, writing nothing, a tenant that is there already or a folder that is not empty", async () => {
+    const root = join(scratch(), "agents");
+    await createRepository({ dir: root });
+    const wrangler = readFileSync(join(root, "wrangler.jsonc"), "utf8");
+    expect(() => addTenant({ root, tenant: "assistant" })).toThrow(/already binds ASSISTANT_AGENT/);
+    expect(readFileSync(join(root, "wrangler.jsonc"), "utf8")).toBe(wrangler);
+    writeFileSync(join(root, "test/weather.spec.ts"), "mine");
+    expect(() => addTenant({ root, tenant: "weather" })).toThrow(/test\/weather\.spec\.ts/);
+    expect(readFileSync(join(root, "wrangler.jsonc"), "utf8")).toBe(wrangler);
+    await expect(createRepository({ dir: root })).rejects.toThrow(/not empty/);
+    const elsewhere = join(scratch(), "other");
+    await expect(createRepository({ dir: elsewhere, tenant: "Bad Name" })).rejects.toThrow(/lower-case/);
+    expect(existsSync(elsewhere)).toBe(false);
+  });
+
+  it("runs as the bin, and prints its usage on a wrong command", async () => {
+    const run = promisify(execFile);
+    const { stdout } = await run(process.execPath, [MAIN, "keys"]);
+    expect(JSON.parse(stdout)).toMatchObject({ kty: "OKP", crv: "Ed25519" });
+    await expect(run(process.execPath, [MAIN, "frobnicate"])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining("usage:") });
+  });
+});
