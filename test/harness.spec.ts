@@ -1,5 +1,5 @@
 import { exports } from "cloudflare:workers";
-import { createAgentHarness, makeDoHelpers, setupRecording } from "@dynamicagents/core/testing";
+import { createAgentHarness, makeDoHelpers, scriptedChatModel, setupRecording } from "@dynamicagents/core/testing";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 
@@ -31,6 +31,37 @@ describe("createAgentHarness", () => {
     expect((await bob.call("GetTask", { id: task.id })).error?.code).toBe(-32001);
     // Let the turn finish inside this test, so its model call is in this test's cassette.
     await gatekeeper.terminal(task.id);
+  });
+});
+
+describe("a scripted model", () => {
+  it("proves a tool was used: the call the script made, its result, and the answer built from it", async () => {
+    const harness = createAgentHarness({ worker: exports.default, tenant: "assistant" });
+    const model = scriptedChatModel((request) =>
+      request.toolResults.length === 0
+        ? { toolCalls: [{ name: "current_time", args: { timeZone: "Asia/Tokyo" } }] }
+        : `It is ${JSON.parse(request.toolResults.at(-1)!.content).local} in Tokyo.`,
+    );
+    using gatekeeper = harness.interceptGatekeeper({ model });
+
+    const done = await gatekeeper.terminal((await harness.send("what time is it in Tokyo?")).id);
+    expect(done.status.state).toBe("TASK_STATE_COMPLETED");
+    // What the model was sent: the tool offered first, then its result.
+    expect(model.requests[0]!.tools).toContain("current_time");
+    expect(model.requests[1]!.toolResults).toEqual([{ toolName: "current_time", content: expect.stringContaining('"timeZone":"Asia/Tokyo"') }]);
+    // The result reached the answer.
+    const local = JSON.parse(model.requests[1]!.toolResults[0]!.content).local as string;
+    expect(done.artifacts[0].parts[0].text).toBe(`It is ${local} in Tokyo.`);
+  });
+
+  it("answers from a list, the last reply repeating, and a Response for a failing model", async () => {
+    const harness = createAgentHarness({ worker: exports.default, tenant: "assistant" });
+    const model = scriptedChatModel([new Response("overloaded", { status: 400 })]);
+    using gatekeeper = harness.interceptGatekeeper({ model });
+    const done = await gatekeeper.terminal((await harness.send("hello")).id);
+    // A 400 is no transient failure: the primary and the fallback are each asked once, and the task fails in the agent's words.
+    expect(done.status.state).toBe("TASK_STATE_FAILED");
+    expect(model.requests.map((r) => r.model)).toEqual(["primary-model", "fallback-model"]);
   });
 });
 

@@ -34,7 +34,9 @@ export const weatherPlugin = () =>
 
 /** The spec's lines as generated, and as the newcomer changes them. */
 const SPEC_EDITS = [
-  ['callsTool("lookup", { query: "Paris" })', 'callsTool("forecast", { city: "Paris" })'],
+  ['{ name: "lookup", args: { query: "Paris" } }', '{ name: "forecast", args: { city: "Paris" } }'],
+  ['toContain("lookup")', 'toContain("forecast")'],
+  ['toBe("lookup")', 'toBe("forecast")'],
   ['toContain("nothing yet about Paris")', 'toContain("sunny, 21 °C")'],
 ];
 

@@ -1,6 +1,7 @@
 import { GATEKEEPER_FIXTURE_JWK, fixtureKey, publicHalf, type FixtureKey } from "./jwk-fixtures.js";
 import { makeGatekeeperToken } from "./gatekeeper-token.js";
-import { interceptGatekeeper, type GatekeeperIntercept } from "./intercept-gatekeeper.js";
+import { interceptGatekeeper, type GatekeeperIntercept, type InterceptOptions } from "./intercept-gatekeeper.js";
+import type { ScriptedChatModel } from "./scripted-model.js";
 import { rpcCall } from "./rpc-client.js";
 
 /** What the harness hands a Worker as its context: background work is let go, as a gatekeeper would. */
@@ -27,8 +28,12 @@ export interface AgentHarness {
   send(text: string, options?: { messageId?: string; contextId?: string }): Promise<any>;
   /** Any JSON-RPC method as this caller; resolves with the whole JSON-RPC reply. */
   call(method: string, params?: Record<string, unknown>): Promise<{ result?: any; error?: { code: number; message: string } }>;
-  /** Serves the gatekeeper's JWKS and captures pushes until disposed (`using`). */
-  interceptGatekeeper(): GatekeeperIntercept;
+  /**
+   * Serves the gatekeeper's JWKS and captures pushes until disposed
+   * (`using`); `model` answers the agent's model calls (a
+   * {@link scriptedChatModel}), `respond` any other request first.
+   */
+  interceptGatekeeper(options?: { model?: ScriptedChatModel; respond?: InterceptOptions["respond"] }): GatekeeperIntercept;
 }
 
 const ctx: HarnessContext = { waitUntil() {}, passThroughOnException() {} };
@@ -81,6 +86,12 @@ export function createAgentHarness(options: AgentHarnessOptions): AgentHarness {
       if (reply.error) throw new Error(`SendMessage refused: ${reply.error.code} ${reply.error.message}`);
       return reply.result.task;
     },
-    interceptGatekeeper: () => interceptGatekeeper({ gatekeeper, jwks: [publicHalf(GATEKEEPER_FIXTURE_JWK)] }),
+    interceptGatekeeper: ({ model, respond } = {}) =>
+      interceptGatekeeper({
+        gatekeeper,
+        jwks: [publicHalf(GATEKEEPER_FIXTURE_JWK)],
+        // `respond` reads a copy: what it leaves, the model still reads whole.
+        respond: async (request) => (await respond?.(model ? request.clone() : request)) ?? (await model?.respond(request)),
+      }),
   };
 }

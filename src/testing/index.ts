@@ -14,4 +14,14 @@ export {
   type FixtureKey,
 } from "./jwk-fixtures.js";
 export { cassetteName, setupRecording } from "./vcr.js";
+export {
+  chatResponse,
+  readChatRequest,
+  scriptedChatModel,
+  type ChatMessage,
+  type ModelRequest,
+  type ModelScript,
+  type ScriptedChatModel,
+  type ChatScriptReply,
+} from "./scripted-model.js";
 export { callsOf, mockModel, scriptedChoices, type ScriptedReply } from "./mock-model.js";

@@ -14,12 +14,12 @@ export default defineConfig({
   plugins: [
     cloudflareTest({
       wrangler: { configPath: "./wrangler.jsonc" },
-      // The AI binding is remote-only; the specs answer the model's calls themselves (test/support/model.ts).
+      // The AI binding is remote-only; the specs answer the model's calls themselves (scriptedChatModel).
       remoteBindings: false,
       miniflare: {
         bindings: {
           A2A_SIGNING_KEY: signingKey,
-          // The gatekeeper the harness plays (test/support/gatekeeper.ts).
+          // The gatekeeper the harness plays (createAgentHarness's default).
           GATEKEEPER_ORIGINS: JSON.stringify(["https://gatekeeper.test"]),
           // Model calls go to an OpenAI-compatible endpoint the specs fake, never to Workers AI.
           OPENAI_BASE_URL: "https://model.test/v1",

@@ -1,20 +1,19 @@
-import { chatCompletionBody, chatCompletionEvents, interceptGatekeeper, type CapturedPush } from "@dynamicagents/core/testing";
+import {
+  chatCompletionBody,
+  chatCompletionEvents,
+  interceptGatekeeper,
+  readChatRequest,
+  type CapturedPush,
+  type ModelRequest,
+} from "@dynamicagents/core/testing";
 import { GATEKEEPER, OTHER_GATEKEEPER } from "./constants.js";
 import { gatekeeperKey } from "./gatekeeper.js";
 
 const MODEL_BASE = "https://model.test/v1";
 const MCP_ORIGINS = ["https://mcp.test", "https://mcp-down.test", "https://mcp-slow.test"];
 
-export interface ModelCall {
-  model: string;
-  messages: Array<{ role: string; content: unknown; tool_calls?: unknown }>;
-  /** Names of the tools offered in this call. */
-  tools: string[];
-  /** Each offered tool's description, by name. */
-  toolDescriptions: Record<string, string>;
-  /** The request's signal: aborted when the caller gave up on it (a cancel). */
-  signal: AbortSignal;
-}
+/** One request the fake model received (the harness's reading of it). */
+export type ModelCall = ModelRequest;
 
 export interface Outbound {
   /**
@@ -68,24 +67,12 @@ export function interceptOutbound(): Outbound {
       // The second gatekeeper publishes the same keys at its own JWKS URL.
       if (request.method === "GET" && request.url === `${OTHER_GATEKEEPER}/.well-known/jwks.json`) return Response.json({ keys: gatekeeper.jwks });
       if (request.url.startsWith(`${MODEL_BASE}/`)) {
-        const body = (await request.json()) as {
-          model: string;
-          stream?: boolean;
-          messages: ModelCall["messages"];
-          tools?: Array<{ function: { name: string; description?: string } }>;
-        };
-        const tools = body.tools ?? [];
-        const call: ModelCall = {
-          model: body.model,
-          messages: body.messages,
-          tools: tools.map((t) => t.function.name),
-          toolDescriptions: Object.fromEntries(tools.map((t) => [t.function.name, t.function.description ?? ""])),
-          signal: request.signal,
-        };
+        const call = await readChatRequest(request);
+        if (!call) return new Response("not a chat completion", { status: 404 });
         outbound.modelCalls.push(call);
         const reply = await outbound.model(call);
         // The agents stream their answers: a scripted JSON completion is sent as the events it would stream as.
-        if (!body.stream || reply.status !== 200 || !reply.headers.get("Content-Type")?.includes("json")) return reply;
+        if (!call.stream || reply.status !== 200 || !reply.headers.get("Content-Type")?.includes("json")) return reply;
         return new Response(chatCompletionEvents(await reply.json()), { headers: { "Content-Type": "text/event-stream" } });
       }
       const page = outbound.pages.get(request.url);
