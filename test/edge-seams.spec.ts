@@ -118,7 +118,7 @@ describe("startTurn", () => {
     await using workflows = await introspectWorkflow(env.TURN_WORKFLOW);
     await workflows.modifyAll(async (m) => {
       await m.disableRetryDelays();
-      await m.mockStepError({ name: "start" }, new Error("held by the seam specs"));
+      await m.mockStepError({ name: "run" }, new Error("held by the seam specs"));
     });
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
     try {

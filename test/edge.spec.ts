@@ -18,7 +18,7 @@ beforeEach(async () => {
   workflows = await introspectWorkflow(env.TURN_WORKFLOW);
   await workflows.modifyAll(async (m) => {
     await m.disableRetryDelays();
-    await m.mockStepError({ name: "start" }, new Error("held by the edge specs"));
+    await m.mockStepError({ name: "run" }, new Error("held by the edge specs"));
   });
 });
 afterEach(() => workflows.dispose());

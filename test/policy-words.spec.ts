@@ -81,18 +81,20 @@ describe("every sentence comes from the agent", () => {
 
   it("a turn nothing could finish is failed in the agent's abandoned words", async () => {
     await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "run" }, new Error("the isolate crashed")));
-    const { task, stub } = await send("marker", "doomed");
+    const { task, stub, fetch, mint } = await send("marker", "doomed");
     await eventually(
       () => harness.workflows.get(),
       (found) => found.length > 0,
       "the turn's instance",
     );
     await (await harness.workflows.get())[0]!.waitForStatus("errored");
-    for (let pass = 0; pass < 10 && !harness.outbound.pushes.some((p) => p.body.task?.id === task.id); pass++) {
+    // Every run crashes, the announcer's too: the words are read from the task (turn.spec.ts proves the push).
+    const stateOf = async () => (await call("GetTask", { id: task.id }, { worker: fetch, mint })).body.result;
+    for (let pass = 0; pass < 10 && (await stateOf()).status.state !== "TASK_STATE_FAILED"; pass++) {
       await reconcileNow(stub);
-      for (const instance of await harness.workflows.get()) await instance.waitForStatus("complete").catch(() => undefined);
+      for (const instance of await harness.workflows.get()) await instance.waitForStatus("errored").catch(() => undefined);
     }
-    const done = await terminalPush(task.id);
+    const done = await stateOf();
     expect(done.status.state).toBe("TASK_STATE_FAILED");
     expect(statusText(done)).toBe(mark("abandoned"));
   });
@@ -186,15 +188,15 @@ describe("no turn ends in between", () => {
   });
 
   it("a round past the agent's budget is not run: the turn ends failed, unfinished", async () => {
-    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("the spec drives this turn")));
+    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "run" }, new Error("the spec drives this turn")));
     const { task, stub } = await send("marker-researcher", "too many rounds");
     const agent: TurnObject = stub;
     await agent.turnStarted(task.id, ORIGIN);
-    expect(await agent.runTurn(task.id, ORIGIN, 3)).toEqual({
+    // The refused round's outcome is written in the same call.
+    expect(await agent.runTurn(task.id, ORIGIN, 3)).toMatchObject({
       ok: true,
-      value: { kind: "done", state: "TASK_STATE_FAILED" },
+      value: { kind: "finished", state: "TASK_STATE_FAILED" },
     });
-    await agent.finishTurn(task.id);
     const failed = await agent.deliveryOf(task.id);
     expect(failed.ok && failed.value.task.status.message?.parts[0]?.text).toBe(mark("unfinished"));
     expect(harness.outbound.modelCalls).toHaveLength(0);
@@ -203,7 +205,7 @@ describe("no turn ends in between", () => {
 
 describe("never twice at once", () => {
   it("a step retried while its first run is still in the object joins it: one model call, one verdict", async () => {
-    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("the spec drives this turn")));
+    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "run" }, new Error("the spec drives this turn")));
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     harness.outbound.model = async (c) => {
@@ -222,7 +224,7 @@ describe("never twice at once", () => {
     const second = agent.runTurn(task.id, ORIGIN, 1);
     release();
     const [a, b] = await Promise.all([first, second]);
-    expect(a).toEqual({ ok: true, value: { kind: "done", state: "TASK_STATE_COMPLETED" } });
+    expect(a).toMatchObject({ ok: true, value: { kind: "finished", state: "TASK_STATE_COMPLETED" } });
     expect(b).toEqual(a);
     expect(harness.outbound.modelCalls).toHaveLength(1);
   });
@@ -230,7 +232,7 @@ describe("never twice at once", () => {
 
 describe("bounded state", () => {
   it("refuses a turn past the caller's in-flight cap with 429 QUOTA_EXCEEDED and Retry-After, creating nothing", async () => {
-    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("held open")));
+    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "run" }, new Error("held open")));
     const who = caller("marker");
     const object: CallerObject & TurnObject = who.stub;
     for (let i = 0; i < 32; i++) {

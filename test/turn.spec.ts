@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, introspectWorkflowInstance, runInDurableObject } from "cloudflare:test";
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import { callerObjectName } from "@dynamicagents/core/worker";
@@ -172,7 +172,7 @@ describe("accept, then notify", () => {
     // this spec plays the Workflow's part itself: the same calls, in the same
     // order, with the object evicted before each one.
     await harness.workflows.modifyAll(async (m) => {
-      await m.mockStepError({ name: "start" }, new Error("the spec drives this turn"));
+      await m.mockStepError({ name: "run" }, new Error("the spec drives this turn"));
     });
     const caller = newCaller();
     const task = (await call("SendMessage", sendParams("survive"), { mint: caller })).body.result.task;
@@ -181,22 +181,25 @@ describe("accept, then notify", () => {
     const agent: TurnObject = stub;
 
     await evictDurableObject(stub);
-    expect(await agent.turnStarted(task.id, ORIGIN)).toEqual({ ok: true, value: { proceed: true, state: "TASK_STATE_WORKING" } });
-    await evictDurableObject(stub);
+    // One call starts the turn, runs its round and makes the terminal write.
     const step = await agent.runTurn(task.id, ORIGIN, 1);
-    expect(step).toEqual({ ok: true, value: { kind: "done", state: "TASK_STATE_COMPLETED" } });
+    expect(step).toMatchObject({ ok: true, value: { kind: "finished", state: "TASK_STATE_COMPLETED", closed: false } });
     await evictDurableObject(stub);
-    // A re-run of the step after eviction gets the recorded outcome, not a second model call.
+    // A re-run of the step after eviction gets the recorded turn, not a second model call.
     expect(await agent.runTurn(task.id, ORIGIN, 1)).toEqual(step);
     expect(harness.outbound.modelCalls).toHaveLength(1);
+    // The terminal write took effect once: a later one is refused.
+    expect(await agent.finishTurn(task.id)).toEqual({ ok: true, value: { saved: false, state: "TASK_STATE_COMPLETED" } });
+    if (!step.ok || step.value.kind !== "finished") throw new Error("unreachable");
+    const plan = step.value.push;
+    expect(plan.configs.map((c) => c.config.url)).toEqual([PUSH_URL]);
     await evictDurableObject(stub);
-    // The recorded outcome is what the terminal write saves, after an eviction too.
-    expect(await agent.finishTurn(task.id)).toEqual({ ok: true, value: { saved: true, state: "TASK_STATE_COMPLETED" } });
-    await evictDurableObject(stub);
-    const delivery = await agent.deliveryOf(task.id);
-    expect(delivery.ok && delivery.value.task.status).toMatchObject({ state: "TASK_STATE_COMPLETED" });
-    expect(delivery.ok && delivery.value.task.artifacts?.[0]?.parts[0]?.text).toBe("echo: survive");
-    expect(delivery.ok && delivery.value.configs.map((c) => c.url)).toEqual([PUSH_URL]);
+    // What a later attempt sends, read back after an eviction, is what the terminal write built.
+    const out = await agent.pushOf(task.id, plan.configs[0]!.id, plan.seq);
+    expect(out).toEqual({ ok: true, value: { config: plan.configs[0]!.config, body: plan.body } });
+    const body = plan.body as { task: { status: { state: string }; artifacts: { parts: { text: string }[] }[] } };
+    expect(body.task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(body.task.artifacts[0]?.parts[0]?.text).toBe("echo: survive");
     expect(await isReconcilingNow(stub)).toBe(true);
     await agent.turnDelivered(task.id);
     await evictDurableObject(stub);
@@ -206,12 +209,17 @@ describe("accept, then notify", () => {
 
 describe("no turn is left hanging", () => {
   it("re-drives a Workflow that errors for good, then fails the task with one push", async () => {
-    await harness.workflows.modifyAll(async (m) => {
+    const caller = newCaller();
+    // The turn's own instance crashes in every run; the announcer the reconciler starts after giving up does not.
+    const namespace = env.ASSISTANT;
+    const agentId = namespace.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key: caller.identity.key })).toString();
+    await using doomed = await introspectWorkflowInstance(env.TURN_WORKFLOW, await turnInstanceId(agentId, "doomed-1"));
+    await doomed.modify(async (m) => {
+      await m.disableRetryDelays();
       await m.mockStepError({ name: "run" }, new Error("the isolate crashed"));
     });
     using captured = captureConsole();
-    const caller = newCaller();
-    const task = (await call("SendMessage", sendParams("doomed"), { mint: caller })).body.result.task;
+    const task = (await call("SendMessage", sendParams("doomed", "doomed-1"), { mint: caller })).body.result.task;
     const agent = agentOf(caller.identity.key);
     await (await onlyInstance()).waitForStatus("errored");
 
@@ -334,7 +342,7 @@ describe("across a deploy", () => {
 
 describe("a turn about to count as lost", () => {
   it("gets a pass of its own at that moment, not up to a whole interval later", async () => {
-    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "start" }, new Error("held by the spec")));
+    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "run" }, new Error("held by the spec")));
     const caller = newCaller();
     await call("SendMessage", sendParams("cut off"), { mint: caller });
     const stub = agentOf(caller.identity.key);

@@ -21,6 +21,7 @@ export {
   type Delivery,
   type Finished,
   type PushOut,
+  type PushPlan,
   type PushTargets,
   type RedeliveryOutcome,
   type RedeliveryTarget,

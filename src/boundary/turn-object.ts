@@ -28,13 +28,31 @@ export interface TurnOutcome {
   artifacts?: ArtifactJson[];
 }
 
+/**
+ * A finished turn's push, built once by the call that made the terminal write:
+ * the first attempt to each config sends it as it is, with no read back.
+ */
+export interface PushPlan {
+  /** The task's terminal status event. */
+  seq: number;
+  /** The finished task, as pushes carry it. */
+  body: StreamEventJson;
+  configs: { id: string; config: PushConfigJson }[];
+}
+
 /** One round of a turn. */
 export type TurnStep =
-  /** The round answered: the object recorded its outcome, which `finishTurn` writes. */
+  /**
+   * The turn is over: the object made the guarded terminal write (or found the
+   * task terminal already, canceled meanwhile) in the same call. `closed`: no
+   * config was waiting, so the turn is delivered already.
+   */
+  | { kind: "finished"; state: string; push: PushPlan; closed: boolean }
+  /** The round answered: the object recorded its outcome, which `finishTurn` writes (an instance replaying an older run step). */
   | { kind: "done"; state: TurnOutcome["state"] }
   /** Another round follows; `announce`: the object recorded the round's progress as the task's status, to push. */
   | { kind: "continue"; announce: boolean }
-  /** The task is terminal already (canceled meanwhile): nothing more to run. */
+  /** The task is terminal already (an instance replaying an older run step): nothing more to run. */
   | { kind: "ended"; state: string }
   /**
    * The round waits for a human (the task is INPUT_REQUIRED): the Workflow
@@ -105,7 +123,11 @@ export interface RedeliveryOutcome {
 export interface TurnObject {
   /** Marks the task working unless it is terminal. */
   turnStarted(taskId: string, origin: string): Promise<Verdict<TurnStart>>;
-  /** Runs round `round` of the turn, or returns what an earlier run recorded. */
+  /**
+   * Runs round `round` of the turn, or returns what an earlier run recorded.
+   * Marks the task working first (unless terminal), and a round that answers
+   * makes the terminal write before it returns: one round trip per round.
+   */
   runTurn(taskId: string, origin: string, round: number): Promise<Verdict<TurnStep>>;
   /** The guarded terminal write. */
   finishTurn(taskId: string, outcome?: TurnOutcome): Promise<Verdict<Finished>>;

@@ -1,5 +1,5 @@
 import { DEAD_LETTERS_KEY } from "../a2a/wire.js";
-import type { DeadLetter, PushOut, PushTargets, RedeliveryOutcome, StatusUpdateJson, StreamEventJson, TaskJson } from "../boundary/index.js";
+import type { DeadLetter, PushOut, PushPlan, PushTargets, RedeliveryOutcome, StatusUpdateJson, StreamEventJson, TaskJson } from "../boundary/index.js";
 import type { AgentDB } from "../db/agent-db.js";
 import { pushConfigOf } from "./push-config-ids.js";
 import { stateOfEvent } from "./task-events.js";
@@ -14,6 +14,15 @@ export function pushTargetsOf(db: AgentDB, taskId: string): PushTargets | undefi
   if (!db.tasks.get(taskId)) return undefined;
   const seq = db.events.latest(taskId, "status")?.seq ?? 0;
   return { seq, configIds: db.pushConfigs.all(taskId).map((row) => row.id) };
+}
+
+/** A terminal task's push to every config, built once (`TurnStep` "finished"); `undefined` for an unknown task. */
+export function pushPlanOf(db: AgentDB, taskId: string): PushPlan | undefined {
+  const row = db.tasks.get(taskId);
+  if (!row) return undefined;
+  const seq = db.events.latest(taskId, "status")?.seq ?? 0;
+  const configs = db.pushConfigs.all(taskId).map((config) => ({ id: config.id, config: pushConfigOf(config.configJson) }));
+  return { seq, body: { task: shapeTask(taskOf(row), { includeArtifacts: true }) }, configs };
 }
 
 /**

@@ -43,7 +43,7 @@ import type { HitlRow } from "../db/hitl-store.js";
 import type { HitlTarget, RequestBody } from "./hitl.js";
 import { eventTypeOf, expire, park, requestIdOf } from "./parking.js";
 import type { AgentEnv, LifecycleLimits, LifecycleWords, RoundStep, TurnContext } from "./lifecycle.js";
-import { pushOf, pushTargetsOf, queueRedelivery, recordDeadLetters, settleRedelivery } from "./deliveries.js";
+import { pushOf, pushPlanOf, pushTargetsOf, queueRedelivery, recordDeadLetters, settleRedelivery } from "./deliveries.js";
 import { messageFingerprint } from "./message-fingerprint.js";
 import { continueTask, type Continued } from "./multi-turn.js";
 import { pushConfigOf, withConfigIds } from "./push-config-ids.js";
@@ -561,15 +561,19 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     this.#reported(taskId);
     const row = this.agentDb.tasks.get(taskId);
     if (!row) return refused(taskNotFound(taskId));
-    if (this.agentDb.tasks.isFinal(row.state)) return accepted({ proceed: false, state: row.state });
-    if (row.state === "TASK_STATE_SUBMITTED") {
-      const now = Date.now();
-      const written = writeStatus(this.agentDb, withState(taskOf(row), "TASK_STATE_WORKING", now), now);
-      if (written.kind === "final") return accepted({ proceed: false, state: written.row.state });
-      const instanceId = this.agentDb.turns.get(taskId)?.instanceId ?? "";
-      if (written.kind === "written") this.agentEvents.emit("turn.started", taskId, { instanceId }, ["started", instanceId], row.contextId);
-    }
-    return accepted({ proceed: true, state: "TASK_STATE_WORKING" });
+    const state = this.#markStarted(row);
+    return accepted({ proceed: !this.agentDb.tasks.isFinal(state), state });
+  }
+
+  /** A submitted task becomes working (`turn.started`, once); the state it is in after. */
+  #markStarted(row: TaskRow): string {
+    if (row.state !== "TASK_STATE_SUBMITTED") return this.agentDb.tasks.isFinal(row.state) ? row.state : "TASK_STATE_WORKING";
+    const now = Date.now();
+    const written = writeStatus(this.agentDb, withState(taskOf(row), "TASK_STATE_WORKING", now), now);
+    if (written.kind === "final") return written.row.state;
+    const instanceId = this.agentDb.turns.get(row.id)?.instanceId ?? "";
+    if (written.kind === "written") this.agentEvents.emit("turn.started", row.id, { instanceId }, ["started", instanceId], row.contextId);
+    return "TASK_STATE_WORKING";
   }
 
   async runTurn(taskId: string, origin: string, round = 1): Promise<Verdict<TurnStep>> {
@@ -581,21 +585,46 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       const joined = await running.done;
       if (running.round === round) return joined;
     }
-    const row = this.agentDb.tasks.get(taskId);
-    if (!row) return refused(taskNotFound(taskId));
-    if (this.agentDb.tasks.isFinal(row.state)) return accepted({ kind: "ended", state: row.state });
+    // The turn's start and its round are one round trip (fewer, fuller steps); an agent may override the start.
+    const started = await this.turnStarted(taskId, origin);
+    if (!started.ok) return started;
+    if (!started.value.proceed) return this.#concluded(taskId);
     // A re-driven Workflow runs this step again: the recorded outcome is the
     // answer, so a turn costs one model exchange however often it is re-driven.
-    const recorded = this.agentDb.turns.get(taskId)?.outcomeJson;
-    if (recorded) return accepted({ kind: "done", state: (JSON.parse(recorded) as TurnOutcome).state });
+    if (this.agentDb.turns.get(taskId)?.outcomeJson) return this.#concluded(taskId, true);
     const abort = new AbortController();
-    const done = this.#runRound(taskId, taskOf(row), round, abort.signal);
+    const row = this.agentDb.tasks.get(taskId);
+    if (!row) return refused(taskNotFound(taskId));
+    const done = this.#runRound(taskId, taskOf(row), round, abort.signal).then((verdict) => {
+      if (!verdict.ok) return verdict;
+      if (verdict.value.kind === "done") return this.#concluded(taskId, true);
+      if (verdict.value.kind === "ended") return this.#concluded(taskId);
+      return verdict;
+    });
     this.#running.set(taskId, { round, done, abort });
     try {
       return await done;
     } finally {
       if (this.#running.get(taskId)?.done === done) this.#running.delete(taskId);
     }
+  }
+
+  /**
+   * The turn is over: the recorded outcome's guarded terminal write when
+   * `finish` (refused if the task is terminal already), then its push as it
+   * goes out, built once; with no config waiting the turn closes here too.
+   */
+  async #concluded(taskId: string, finish = false): Promise<Verdict<TurnStep>> {
+    if (finish) {
+      const finished = await this.finishTurn(taskId);
+      if (!finished.ok) return finished;
+    }
+    const row = this.agentDb.tasks.get(taskId);
+    const push = pushPlanOf(this.agentDb, taskId);
+    if (!row || !push) return refused(taskNotFound(taskId));
+    const closed = push.configs.length === 0;
+    if (closed) await this.turnDelivered(taskId);
+    return accepted({ kind: "finished", state: row.state, push, closed });
   }
 
   /**

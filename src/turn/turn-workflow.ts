@@ -2,7 +2,7 @@ import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type Workflo
 import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
 import { loadSigningKey } from "../a2a/signing-key.js";
 import { isTerminalName } from "../a2a/task-state.js";
-import type { AgentNamespace, DeadLetter, PushTargets, TurnObject, TurnParams } from "../boundary/index.js";
+import type { AgentNamespace, DeadLetter, PushConfigJson, PushPlan, PushTargets, StreamEventJson, TurnObject, TurnParams } from "../boundary/index.js";
 import { retriesAfter, waitAfter } from "./delivery-schedule.js";
 import { deliverPush, type PushAttempt } from "./push-delivery.js";
 import { analyticsSink, jsonLogSink, Telemetry, type AnalyticsDataset } from "../telemetry/index.js";
@@ -52,20 +52,33 @@ export abstract class TurnWorkflowBase<
     if (turn.redeliver) return this.#redeliver(step, agent, turn);
 
     // Step names are stable across deploys: an instance in flight replays its
-    // finished steps by name, so a renamed step would run twice.
-    const started = await step.do("start", QUICK_STEP, () => agent().turnStarted(turn.taskId, turn.origin));
-    let state = started.ok ? started.value.state : "TASK_STATE_UNSPECIFIED";
+    // finished steps by name, so a renamed step would run twice. A turn that
+    // answers in one round is two steps: "run" (start, model, terminal write)
+    // and one push attempt per config, which closes the turn when it is the last.
+    let state = "TASK_STATE_WORKING";
+    // The object refused the turn (no such task, or an agent that did not start): nothing to finish.
+    let refusedTurn = false;
+    let plan: PushPlan | undefined;
+    let closed = false;
     // Waits for a human so far in this turn; each has steps of its own.
     let parks = 0;
     // Whether this run of the round follows a wait: it then has a name of its own.
     let afterPark = false;
-    for (let round = 1; started.ok && started.value.proceed && round <= MAX_ROUNDS && parks <= MAX_PARKS; ) {
+    for (let round = 1; round <= MAX_ROUNDS && parks <= MAX_PARKS; ) {
       // Each round is its own step (a retry of round 3 never re-runs rounds 1
       // and 2), and so is each run of a round after a wait for a human.
       const name = afterPark ? `run round ${round} after ${parks}` : round === 1 ? "run" : `run round ${round}`;
       const ran = await step.do(name, RUN_STEP, () => agent().runTurn(turn.taskId, turn.origin, round));
-      if (!ran.ok) break;
+      if (!ran.ok) {
+        refusedTurn = true;
+        break;
+      }
       const result = ran.value;
+      if (result.kind === "finished") {
+        ({ state, push: plan, closed } = result);
+        break;
+      }
+      // The two kinds below come from a run step an older version recorded.
       if (result.kind === "ended") {
         state = result.state;
         break;
@@ -99,9 +112,17 @@ export abstract class TurnWorkflowBase<
       round++;
       afterPark = false;
     }
+    if (plan) {
+      if (!closed) {
+        const configIds = plan.configs.map((config) => config.id);
+        const delivery = await this.#deliverAll(step, agent, turn, { seq: plan.seq, configIds }, "push", { plan, close: true });
+        if (!delivery.closed) await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId));
+      }
+      return { state };
+    }
     // No turn is announced in between: one that ran out of rounds (or came
     // back neither terminal nor interrupted) is failed first.
-    if (started.ok && started.value.proceed && !isTerminalName(state)) {
+    if (!refusedTurn && !isTerminalName(state)) {
       const verdict = await step.do("unfinished", QUICK_STEP, () => agent().endUnfinished(turn.taskId));
       if (verdict.ok) state = verdict.value.state;
     }
@@ -120,18 +141,37 @@ export abstract class TurnWorkflowBase<
    * delivery-schedule.ts: each round tries every config still pending, one
    * step each, then sleeps before the next; a config that refuses for good, or
    * whose hour runs out, is a dead letter, recorded on the task unless
-   * `record` is false (a re-delivery records its own). Returns the dead letters.
+   * `record` is false (a re-delivery records its own). `plan`: the push as
+   * the terminal write built it, sent as it is by each config's first attempt.
+   * `close`: the attempt that leaves nothing pending closes the turn in its
+   * own step (`closed`). Returns the dead letters.
    */
-  async #deliverAll(step: WorkflowStep, agent: () => TurnObject, turn: RunningTurn, targets: PushTargets, name: string, record = true): Promise<DeadLetter[]> {
+  async #deliverAll(
+    step: WorkflowStep,
+    agent: () => TurnObject,
+    turn: RunningTurn,
+    targets: PushTargets,
+    name: string,
+    options: { record?: boolean; plan?: PushPlan; close?: boolean } = {},
+  ): Promise<{ letters: DeadLetter[]; closed: boolean }> {
+    const { record = true, plan, close = false } = options;
     const letters: DeadLetter[] = [];
     let pending = targets.configIds;
     let first: number | undefined;
+    let closed = false;
     for (let attempt = 1; pending.length > 0; attempt++) {
       const next: string[] = [];
-      for (const configId of pending) {
+      for (const [index, configId] of pending.entries()) {
         const stepName = `${name} ${configId} ${attempt}`;
-        const tried = await step.do(stepName, ATTEMPT_STEP, () => this.#attempt(agent(), turn, configId, targets.seq, { attempt, stepName }));
+        const planned = attempt === 1 ? plan?.configs.find((c) => c.id === configId) : undefined;
+        const given = planned && plan ? { config: planned.config, body: plan.body } : undefined;
+        // Only while nothing failed: a dead letter must be recorded before the turn closes.
+        const last = close && index === pending.length - 1 && next.length === 0 && letters.length === 0;
+        const tried = await step.do(stepName, ATTEMPT_STEP, () =>
+          this.#attempt(agent(), turn, configId, targets.seq, { attempt, stepName, given, close: last }),
+        );
         first ??= tried.at;
+        closed ||= tried.closed === true;
         if (tried.kind === "delivered" || tried.kind === "skipped") continue;
         if (tried.kind === "transient" && retriesAfter(attempt, tried.at, first)) next.push(configId);
         else letters.push({ configId, seq: targets.seq, status: tried.status, at: new Date(tried.at).toISOString() });
@@ -144,27 +184,41 @@ export abstract class TurnWorkflowBase<
       await step.sleep(`${name} wait ${attempt}`, wait);
     }
     if (record && letters.length > 0) await step.do(`${name} dead letters`, QUICK_STEP, () => agent().deadLetter(turn.taskId, letters));
-    return letters;
+    return { letters, closed };
   }
 
-  /** One attempt: the push as it goes out now, and what came of it (when, for the schedule). */
+  /**
+   * One attempt: the push as it goes out now (`given`: as the terminal write
+   * built it, with no read back), and what came of it (when, for the
+   * schedule). `close`: delivered or skipped, it closes the turn as well.
+   */
   async #attempt(
     agent: TurnObject,
     turn: RunningTurn,
     configId: string,
     seq: number,
-    which: { attempt: number; stepName: string },
-  ): Promise<{ kind: PushAttempt["kind"]; status: number; at: number }> {
+    which: { attempt: number; stepName: string; given?: { config: PushConfigJson; body: StreamEventJson }; close?: boolean },
+  ): Promise<{ kind: PushAttempt["kind"]; status: number; at: number; closed?: boolean }> {
     const began = Date.now();
-    const out = await agent.pushOf(turn.taskId, configId, seq);
-    // Deleted since, or the task is gone: nobody is waiting at that URL any more.
-    if (!out.ok || out.value.gone) return { kind: "skipped", status: 0, at: Date.now() };
-    const body = out.value.body;
+    const closing = async (kind: "delivered" | "skipped", status: number) => {
+      if (!which.close) return { kind, status, at: Date.now() };
+      await agent.turnDelivered(turn.taskId);
+      return { kind, status, at: Date.now(), closed: true };
+    };
+    let out: { config: PushConfigJson; body: StreamEventJson };
+    if (which.given) out = which.given;
+    else {
+      const read = await agent.pushOf(turn.taskId, configId, seq);
+      // Deleted since, or the task is gone: nobody is waiting at that URL any more.
+      if (!read.ok || read.value.gone) return closing("skipped", 0);
+      out = read.value;
+    }
+    const body = out.body;
     // Pushes carry a task or a status update (docs/protocol.md), both with their context.
     const contextId = "task" in body ? body.task.contextId : "statusUpdate" in body ? body.statusUpdate.contextId : undefined;
     const attempt = await deliverPush({
-      config: out.value.config,
-      body: out.value.body,
+      config: out.config,
+      body,
       seq,
       key: await loadSigningKey(this.env.A2A_SIGNING_KEY),
       origin: turn.origin,
@@ -185,6 +239,7 @@ export abstract class TurnWorkflowBase<
       { configId, seq, attempt: which.attempt, status, outcome: attempt.kind, durationMs: Date.now() - began },
       [turn.instanceId, which.stepName],
     );
+    if (attempt.kind === "delivered") return closing("delivered", status);
     return { kind: attempt.kind, status, at: Date.now() };
   }
 
@@ -213,7 +268,9 @@ export abstract class TurnWorkflowBase<
       const delivered: number[] = [];
       let givenUp: DeadLetter[] = [];
       for (const [index, seq] of seqs.entries()) {
-        const [letter] = await this.#deliverAll(step, agent, turn, { seq, configIds: [configId] }, `redeliver ${configId} ${seq}`, false);
+        const {
+          letters: [letter],
+        } = await this.#deliverAll(step, agent, turn, { seq, configIds: [configId] }, `redeliver ${configId} ${seq}`, { record: false });
         if (letter) {
           givenUp = seqs.slice(index).map((later) => ({ ...letter, seq: later }));
           break;
