@@ -12,9 +12,10 @@ import { conversationSectionOf, renderConversations, withConversationSection } f
 import { startGatekeeper } from "./lib/gatekeeper.mjs";
 import { createHost } from "./lib/host.mjs";
 import { compare, runPool } from "./lib/load.mjs";
+import { floorTurnsNeeded, measureFloor } from "./lib/floor.mjs";
 import { describeMachine } from "./lib/machine.mjs";
 import { sleep } from "./lib/net.mjs";
-import { renderReadme, renderText } from "./lib/report.mjs";
+import { renderFloorText, renderReadme, renderText } from "./lib/report.mjs";
 import { soakSectionOf } from "./lib/soak-report.mjs";
 import { ratio } from "./lib/stats.mjs";
 import { measureTurns } from "./lib/turns.mjs";
@@ -22,7 +23,7 @@ import { measureTurns } from "./lib/turns.mjs";
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH_DIR);
 
-function readConfig(env) {
+function readConfig(env, { smoke = false } = {}) {
   const num = (name, fallback, min = 1) => {
     const value = env[name] === undefined || env[name] === "" ? fallback : Number(env[name]);
     if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got ${JSON.stringify(env[name])}`);
@@ -62,26 +63,47 @@ function readConfig(env) {
       baseline: num("BENCH_CONV_BASELINE", 200, 0),
       textBytes: num("BENCH_CONV_TEXT_BYTES", 0, 0),
     },
+    // The floor comparison (lib/floor.mjs): the project against bench/floor/worker.ts; `--smoke` makes it small.
+    floor: {
+      callers: num("BENCH_FLOOR_CALLERS", 16),
+      turns: num("BENCH_FLOOR_TURNS", smoke ? 64 : 480),
+      sequential: num("BENCH_FLOOR_SEQUENTIAL", smoke ? 16 : 120),
+      n: num("BENCH_FLOOR_N", smoke ? 200 : 1000),
+      concurrency: num("BENCH_CONCURRENCY", 8),
+      warmup: num("BENCH_FLOOR_WARMUP", smoke ? 20 : 100, 0),
+      rounds: num("BENCH_ROUNDS", smoke ? 2 : 4),
+    },
   };
 }
 
 /**
  * What to run, from the command line: everything by default (the edge, the
- * turns, ListTasks, then the conversation workloads); `--only conversations`,
- * the conversation workloads alone (they rewrite only their section of the
- * README); `--without conversations`, the rest alone (the conversations take
- * longer than all of it, see the README).
+ * turns, the floor comparison, ListTasks, then the conversation workloads);
+ * `--only conversations`, the conversation workloads alone (they rewrite only
+ * their section of the README); `--without conversations`, the rest alone
+ * (the conversations take longer than all of it, see the README); `--only
+ * floor`, the floor comparison alone (printed and written to
+ * bench/results/floor.json, the README left as it is); `--without floor`,
+ * everything else; `--smoke`, a small floor comparison that only prints
+ * (CI runs it: the ratios are shown, never asserted).
  */
 function readParts(argv) {
-  const parts = { main: true, conversations: true };
+  const parts = { main: true, conversations: true, floor: true, smoke: false };
+  const PARTS = ["conversations", "floor"];
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split("=", 2);
+    if (flag === "--smoke") {
+      Object.assign(parts, { main: false, conversations: false, floor: true, smoke: true });
+      continue;
+    }
     if (flag !== "--only" && flag !== "--without")
-      throw new Error(`unknown argument ${JSON.stringify(argv[i])}: use --only conversations or --without conversations`);
+      throw new Error(`unknown argument ${JSON.stringify(argv[i])}: use --only or --without with ${PARTS.join(" or ")}, or --smoke`);
     const what = inline ?? argv[++i];
-    if (what !== "conversations") throw new Error(`${flag} takes "conversations", got ${JSON.stringify(what)}`);
-    if (flag === "--only") parts.main = false;
-    else parts.conversations = false;
+    if (!PARTS.includes(what)) throw new Error(`${flag} takes ${PARTS.map((p) => JSON.stringify(p)).join(" or ")}, got ${JSON.stringify(what)}`);
+    if (flag === "--only") {
+      parts.main = false;
+      for (const p of PARTS) parts[p] = p === what;
+    } else parts[what] = false;
   }
   return parts;
 }
@@ -319,18 +341,45 @@ async function measureList({ host, gatekeeper, tally, config, deadline }) {
   };
 }
 
-/** The edge, the turns and ListTasks: everything but the conversations. */
-async function measureMain({ host, gatekeeper, config, deadline }) {
+/** The edge, the turns, the floor comparison (with `floorSides`) and ListTasks: everything but the conversations. */
+async function measureMain({ host, gatekeeper, config, deadline, floorSides }) {
   const edgeCaller = await host.callerFor(`bench-edge-${Date.now().toString(36)}`);
   const tally = { turnTrafficWhileMeasuring: 0 };
   const edge = await measureEdge({ host, caller: edgeCaller, gatekeeper, tally, config, deadline });
   assertNoReload(host);
   const turnPhase = await measureTurnLatency({ host, gatekeeper, tally, config, deadline });
   assertNoReload(host);
+  const floor = floorSides ? await runFloor(floorSides, config, deadline) : undefined;
   const { list, seeding } = await measureList({ host, gatekeeper, tally, config, deadline });
   assertNoReload(host);
   turnPhase.stopWatching();
-  return { edge, turns: turnPhase.batches, list, seeding, tally };
+  return { edge, turns: turnPhase.batches, floor, list, seeding, tally };
+}
+
+/** The floor comparison (lib/floor.mjs), neither side's Worker reloaded meanwhile. */
+async function runFloor(sides, config, deadline) {
+  const settle = (host, gatekeeper, maxMs) => settleTurns(host, gatekeeper, maxMs, deadline);
+  const floor = await measureFloor({ sides, config: config.floor, deadline, settle, say });
+  for (const side of Object.values(sides)) assertNoReload(side.host);
+  return floor;
+}
+
+/** The floor worker's host (not started) with a gatekeeper of its own; both are stopped by `cleanups`. */
+async function startFloor(config, cleanups) {
+  const gatekeeper = await startGatekeeper();
+  cleanups.push(gatekeeper.close);
+  const host = await createHost({
+    root: ROOT,
+    config: join(BENCH_DIR, "floor", "wrangler.jsonc"),
+    gatekeeper,
+    stateDir: config.stateDir,
+    turnsPerWorker: config.turnsPerWorker,
+    expectedTurns: floorTurnsNeeded(config.floor),
+    vars: { GATEKEEPER_ORIGINS: JSON.stringify([gatekeeper.origin]), OPENAI_BASE_URL: gatekeeper.modelBaseUrl, OPENAI_MODEL: "bench" },
+    secrets: { A2A_SIGNING_KEY: await signingKeyJson(), OPENAI_API_KEY: "bench" },
+  });
+  cleanups.push(host.stop);
+  return { host, gatekeeper };
 }
 
 async function freshDir(dir) {
@@ -359,8 +408,8 @@ async function writeOutputs(results, conversations) {
 }
 
 async function main() {
-  const config = readConfig(process.env);
   const parts = readParts(process.argv.slice(2));
+  const config = readConfig(process.env, { smoke: parts.smoke });
   const conversationTurns = parts.conversations ? 2 * (config.conversation.turns + 2 * config.conversation.baseline) : 0;
   const startedAt = Date.now();
   const deadline = startedAt + config.deadlineS * 1000;
@@ -396,7 +445,9 @@ async function main() {
       // The conversations' compaction failures are read off wrangler's logs (bench/results/logs/, one per process).
       logDir: parts.conversations ? await freshDir(join(BENCH_DIR, "results", "logs")) : undefined,
       expectedTurns:
-        (parts.main ? 1 + config.turnWarmup + config.turnsSequential + config.turns + config.smallTasks + config.largeTasks : 0) + conversationTurns,
+        (parts.main ? 1 + config.turnWarmup + config.turnsSequential + config.turns + config.smallTasks + config.largeTasks : 0) +
+        (parts.floor ? floorTurnsNeeded(config.floor) : 0) +
+        conversationTurns,
       // Each caller's token lives as long as the edge allows and is renewed before it ends (lib/gatekeeper.mjs).
       vars: {
         GATEKEEPER_ORIGINS: JSON.stringify([gatekeeper.origin]),
@@ -408,11 +459,23 @@ async function main() {
       secrets: { A2A_SIGNING_KEY: await signingKeyJson(), OPENAI_API_KEY: "bench" },
     });
     cleanups.push(host.stop);
-    await host.start();
+    // The floor worker (bench/floor/): a gatekeeper of its own (the same fake model), so each side's counts are its own.
+    const floorSides = parts.floor ? { project: { host, gatekeeper }, floor: await startFloor(config, cleanups) } : undefined;
+    await Promise.all([host.start(), floorSides?.floor.host.start()]);
     say(`Worker on ${host.origin} (state in ${host.stateDir}; a fresh workerd every ${host.turnBudget.toLocaleString("en-US")} turns)`);
+    if (floorSides) say(`Floor worker on ${floorSides.floor.host.origin}`);
 
     // Its start made one verified call already: a wrong `aud`, `jku` or GATEKEEPER_ORIGINS would have stopped the run there.
-    const main = parts.main ? await measureMain({ host, gatekeeper, config, deadline }) : undefined;
+    const main = parts.main ? await measureMain({ host, gatekeeper, config, deadline, floorSides }) : undefined;
+    if (!parts.main && floorSides) {
+      const floor = await runFloor(floorSides, config, deadline);
+      process.stdout.write(`\n${renderFloorText({ date: new Date().toISOString(), machine: describeMachine(ROOT), floor, smoke: parts.smoke })}\n`);
+      if (!parts.smoke) {
+        await mkdir(join(BENCH_DIR, "results"), { recursive: true });
+        await writeFile(join(BENCH_DIR, "results", "floor.json"), `${JSON.stringify(floor, null, 2)}\n`);
+        say("Wrote bench/results/floor.json (the README is written by a run of everything but the conversations, or of everything)");
+      }
+    }
     let conversations;
     if (parts.conversations) {
       const c = config.conversation;
@@ -445,6 +508,7 @@ async function main() {
       config,
       edge: main.edge,
       turns: main.turns,
+      floor: main.floor,
       list: main.list,
       seeding: main.seeding,
       conversations,
@@ -460,12 +524,14 @@ async function main() {
     };
     if (results) process.stdout.write(`\n${renderText(results)}\n`);
     if (conversations) process.stdout.write(`\n${renderConversations(conversations).text}\n`);
-    await writeOutputs(results, conversations);
-    say(
-      results
-        ? `Wrote bench/results/latest.json${conversations ? ", bench/results/conversations.json" : ""} and bench/README.md`
-        : "Wrote bench/results/conversations.json and the conversations section of bench/README.md",
-    );
+    if (results || conversations) {
+      await writeOutputs(results, conversations);
+      say(
+        results
+          ? `Wrote bench/results/latest.json${conversations ? ", bench/results/conversations.json" : ""} and bench/README.md`
+          : "Wrote bench/results/conversations.json and the conversations section of bench/README.md",
+      );
+    }
   } catch (error) {
     // The Worker's own account of a failure is in wrangler's output, not in the reply.
     if (host && !interrupted) {

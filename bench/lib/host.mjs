@@ -4,7 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { endpointOf } from "../../src/a2a/wire.ts";
-import { groupAlive } from "../../scripts/dev/wrangler.mjs";
+import { groupAlive, raisedFileLimit } from "../../scripts/dev/wrangler.mjs";
 import { a2aCaller } from "./a2a.mjs";
 import { sleep } from "./net.mjs";
 import { spawnWorker } from "./worker.mjs";
@@ -39,9 +39,10 @@ const BYTES_PER_TURN = 0.45 * 2 ** 20;
  * kept there as `wrangler-<n>.log`.
  * @param {{ root: string, vars: Record<string, string>, secrets: Record<string, string> & { A2A_SIGNING_KEY: string },
  *   gatekeeper: { tokenFor: (audience: string, identityKey: string) => () => Promise<string> }, expectedTurns: number,
- *   stateDir?: string, turnsPerWorker?: number, logDir?: string }} options
+ *   stateDir?: string, turnsPerWorker?: number, logDir?: string, config?: string }} options
+ *   `config`: another Worker's wrangler config (the floor worker's, bench/floor/wrangler.jsonc); the project's by default.
  */
-export async function createHost({ root, vars, secrets, gatekeeper, stateDir, turnsPerWorker, expectedTurns, logDir }) {
+export async function createHost({ root, vars, secrets, gatekeeper, stateDir, turnsPerWorker, expectedTurns, logDir, config }) {
   const base = stateDir ?? defaultStateDir(expectedTurns * BYTES_PER_TURN);
   const persistTo = await mkdtemp(join(base, "a2a-bench-"));
   const env = { X_LOCAL_OBSERVABILITY: "false" };
@@ -61,7 +62,7 @@ export async function createHost({ root, vars, secrets, gatekeeper, stateDir, tu
   const spawn = async (port) => {
     const logFile = logDir ? join(logDir, `wrangler-${stats.workers + 1}.log`) : undefined;
     if (logFile) logFiles.push(logFile);
-    const started = await spawnWorker({ root, vars, secrets, persistTo, env, port, logFile });
+    const started = await spawnWorker({ root, vars, secrets, persistTo, env, port, logFile, config });
     worker = started;
     stats.workers++;
     turnsHere = 0;
@@ -164,8 +165,13 @@ function defaultStateDir(neededBytes) {
   return tmpdir();
 }
 
-/** Turns one workerd can run, from the open-file limit it inherits from this process (or `limit`). */
-export function turnBudget(limit = openFileLimit().soft) {
+/**
+ * Turns one workerd can run, from the open-file limit it starts with (or
+ * `limit`): the launcher raises its soft limit to the hard one
+ * (`withRaisedFileLimit` in scripts/dev/wrangler.mjs), so the limit a process
+ * spawned that way sees, else this process's own soft limit.
+ */
+export function turnBudget(limit = raisedFileLimit() ?? openFileLimit().soft) {
   return Math.max(100, Math.floor((limit * FD_SHARE_FOR_TURNS) / FDS_PER_TURN));
 }
 

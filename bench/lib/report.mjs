@@ -2,6 +2,7 @@
  * Turns a run's results into the stdout report and bench/README.md. Both are
  * built from the same rows so the README never says something the run did not.
  */
+import { FLOOR_TARGETS } from "./floor.mjs";
 
 const ms = (v) => (Number.isFinite(v) ? v.toFixed(2) : "n/a");
 const rate = (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString("en-US") : "n/a");
@@ -69,6 +70,88 @@ function turnChecks(t) {
   );
 }
 
+/** `value` against a target: "met" or "missed", never a failure (the bench reports; it does not assert). */
+const against = (value, target, atLeast) =>
+  Number.isFinite(value) ? `${atLeast ? "≥" : "≤"} ${target.toFixed(2)}×: ${(atLeast ? value >= target : value <= target) ? "met" : "missed"}` : "";
+
+/** The floor comparison (lib/floor.mjs): project, floor, project ÷ floor, and the issue's target where it sets one. */
+function floorSection(f) {
+  const { project: p, floor: w, ratios: q, config: c } = f;
+  const row = (label, pv, wv, r, fmt, target = "") => [label, fmt(pv), fmt(wv), times(r), target];
+  const f1 = (v) => (Number.isFinite(v) ? v.toFixed(1) : "n/a");
+  const rows = [
+    row(
+      `turns/s, ${c.callers} callers, ${c.callers} open at a time`,
+      p.loaded.turnsPerS,
+      w.loaded.turnsPerS,
+      q.turnsPerS,
+      f1,
+      against(q.turnsPerS, FLOOR_TARGETS.turnsPerS, true),
+    ),
+    row(
+      "SendMessage → push p50 ms, at rest (one at a time)",
+      p.atRest.sendToPush.p50,
+      w.atRest.sendToPush.p50,
+      q.sendToPushP50,
+      ms,
+      against(q.sendToPushP50, FLOOR_TARGETS.sendToPushP50, false),
+    ),
+    row("SendMessage → push p95 ms, at rest", p.atRest.sendToPush.p95, w.atRest.sendToPush.p95, q.sendToPushP95, ms),
+    row("accept p50 ms, at rest", p.atRest.accept.p50, w.atRest.accept.p50, q.acceptP50, ms),
+    row(`SendMessage → push p50 ms, ${c.callers} open`, p.loaded.sendToPush.p50, w.loaded.sendToPush.p50, q.loadedSendToPushP50, ms),
+    row(`accept p50 ms, ${c.callers} open`, p.loaded.accept.p50, w.loaded.accept.p50, q.loadedAcceptP50, ms),
+    row(`GetTask req/s, concurrency ${c.concurrency}`, p.getTask.rps, w.getTask.rps, q.getTaskRps, rate),
+    row("GetTask p50 ms", p.getTask.p50, w.getTask.p50, q.getTaskP50, ms),
+    row(`GET agent-card req/s (the static card route), concurrency ${c.concurrency}`, p.card.rps, w.card.rps, q.cardRps, rate),
+    [
+      "GetTask ÷ card, req/s",
+      times(p.getTaskOverCard.throughput),
+      times(w.getTaskOverCard.throughput),
+      times(q.getTaskOverCard),
+      `project ${against(p.getTaskOverCard.throughput, FLOOR_TARGETS.getTaskOverCard, true)}`,
+    ],
+  ];
+  const checks = (name, side) =>
+    ["loaded", "atRest"]
+      .map((k) => {
+        const t = side[k];
+        const x = t.checks;
+        const calls = Object.entries(x.modelCallsPerTurn)
+          .map(([n, turns]) => `${int(turns)} × ${n}`)
+          .join(", ");
+        return `${name} ${k === "loaded" ? `${c.callers} open` : "at rest"}: ${int(x.pushed)} of ${int(t.turns)} pushed, ${x.missing} missing, ${x.duplicatePushes} duplicate(s), ${x.problems} failed a check, model calls per turn ${calls}, ${x.callbackTokens.verified} of ${x.callbackTokens.distinct} callback JWT(s) verified`;
+      })
+      .join("; ");
+  return {
+    title: `Floor: the project ÷ the floor worker (bench/floor/), ${int(c.turns)} turns from ${c.callers} callers and ${int(c.sequential)} at rest a side, ${int(c.n)} requests per edge kind, in ${c.rounds} alternating rounds`,
+    headers: ["", "project", "floor", "project ÷ floor", "target"],
+    rows,
+    note: `Checks: ${checks("project", p)}; ${checks("floor", w)}; later, ${f.late.pushes} more push(es) and ${f.late.modelCalls} model call(s) of measured turns.`,
+  };
+}
+
+/** A floor comparison's turns that lacked a push, had more than one, or failed a check. */
+function floorWarnings(floor) {
+  const out = [];
+  for (const [name, side] of Object.entries({ project: floor.project, floor: floor.floor })) {
+    for (const t of [side.loaded, side.atRest]) {
+      const c = t.checks;
+      if (c.missing > 0 || c.duplicatePushes > 0 || c.problems > 0)
+        out.push(
+          `floor comparison, ${name}: ${c.missing} turn(s) got no push, ${c.duplicatePushes} duplicate push(es), ${c.problems} failed a check${c.firstProblems[0] ? `, e.g. ${c.firstProblems[0]}` : ""}.`,
+        );
+    }
+  }
+  return out;
+}
+
+/** The floor comparison alone (`--only floor`, `--smoke`), for stdout. */
+export function renderFloorText({ date, machine, floor, smoke }) {
+  const s = floorSection(floor);
+  const head = [`A2A floor bench${smoke ? " (smoke: small counts, the ratios shown and not asserted)" : ""}, ${date}`, `Machine: ${machineLine(machine)}`, ""];
+  return [...head, s.title, textTable(s.headers, s.rows), s.note, ...floorWarnings(floor).map((w) => `WARNING: ${w}`)].join("\n");
+}
+
 const EDGE_LABELS = {
   card: "GET /.well-known/agent-card.json (no token)",
   verified: "GetExtendedAgentCard (token, no Durable Object)",
@@ -108,6 +191,7 @@ function sections(r) {
       rows: [...edgeRows(r.edge.sequential, false), ...ratioRows(r.edge.ratios.sequential, false)],
     },
     ...["sequential", "concurrent"].filter((k) => r.turns?.[k]).map((k) => turnSection(r.turns[k])),
+    ...(r.floor ? [floorSection(r.floor)] : []),
     {
       title: `ListTasks first page (pageSize ${c.pageSize}), ${int(c.listN)} sequential calls per caller`,
       headers: ["caller's Durable Object holds", "p50 ms", "p99 ms"],
@@ -196,6 +280,7 @@ function warnings(r) {
       `turns were still running while requests were timed (${r.gatekeeper.turnTrafficWhileMeasuring} model calls and pushes reached the gatekeeper meanwhile): they compete for the same CPUs.`,
     );
   }
+  if (r.floor) out.push(...floorWarnings(r.floor));
   for (const t of Object.values(r.turns ?? {})) {
     const c = t.checks;
     const label = `${t.label} turns`;
@@ -386,6 +471,36 @@ URL without its query), the turn's notification token, the accepted task's id, t
 with no push within 60 s, duplicate pushes (also late ones, until the end of the run), and
 model calls per turn (one each: a second one would mean the turn ran twice).
 
+### Floor
+
+The **floor worker** (\`bench/floor/worker.ts\`, its own \`bench/floor/wrangler.jsonc\`) is the least
+a durable A2A turn can cost on this runtime, with the project's own checks. Its edge runs the
+project's functions, not copies of them: \`verifyGatekeeperToken\` (jku allowlist, iss, EdDSA
+signature, aud, exp, claims, against a \`GatekeeperJwks\` cache), \`parseJsonRpc\`, the tenant
+claim, and \`callerObjectName\` for one Durable Object per caller. \`SendMessage\` (with
+\`returnImmediately: true\`; the push config checked by \`validatePushConfig\`) stores the task in
+that object (one SQLite row) and, past the reply, creates a Workflow instance of two steps:
+**run**, one RPC into the object that calls the same zero-latency fake model and makes the
+guarded terminal write, and **deliver**, one RPC into the object that pushes the task with the
+project's \`deliverPush\` (the callback JWT of \`signCallbackJwt\`). \`GetTask\` is verified the same
+way and read from the object; its card route serves a constant. Nothing else: no conversation, no
+idempotency by \`messageId\`, no recovery, no events. It is started beside the reference Worker
+under \`wrangler dev --local\` the same way (\`--config\`, storage on tmpfs, the trace collector off),
+with a gatekeeper of its own (the same code: JWKS, push receiver, fake model), so each side's
+counts are its own.
+
+Both are measured in the same run, in ${int(c.floor?.rounds ?? c.rounds)} rounds that alternate
+which side goes first (project, floor; floor, project; …): per round and side, a share of
+${int(c.floor?.turns ?? 0)} turns from ${int(c.floor?.callers ?? 16)} callers with as many open at a time
+(one caller each, on average), then a share of ${int(c.floor?.sequential ?? 0)} turns one at a time
+(**at rest**) from one more caller; each side warms up first. Then the static card route and a verified
+\`GetTask\` of each side, ${int(c.floor?.n ?? 0)} requests per kind at concurrency ${c.floor?.concurrency ?? c.concurrency},
+all four kinds in alternating blocks. Every push is checked as in the turn tables. Each figure
+is reported as **project ÷ floor**; the targets (issue 19) are turns/s at ${int(c.floor?.callers ?? 16)}
+callers **≥ 0.8×** the floor's, SendMessage → push p50 at rest **≤ 1.3×** the floor's, and the
+project's verified \`GetTask\` **≥ 0.8×** its static card route in requests/s. The bench reports
+whether each is met; it never fails on one.
+
 ### Fresh workerd processes, tmpfs, no trace collector
 
 Locally, every Workflow instance is a Durable Object with its own SQLite file, and workerd
@@ -398,7 +513,9 @@ internal error. So each workerd gets at most ${int(r.worker.turnsPerProcess)} tu
 after which the bench waits until every turn has pushed and starts a fresh workerd on the same
 storage; it opens only what it touches. Callers' Durable Objects keep their
 tasks across it. The edge and turn figures come from the first process, ListTasks from the
-last, each after its own warm-up.
+last, each after its own warm-up. The launcher (\`scripts/dev/wrangler.mjs\`) starts wrangler with
+its open-file soft limit raised to the hard limit, and the budget is read from the limit a process
+started that way sees; here Node has already raised it, and the hard limit cannot be raised.
 
 The storage goes to tmpfs (\`/dev/shm\`) when it has room (about 0.3 MiB per turn: some 3 GiB
 of memory with the default counts, given back at the end), and wrangler's local trace collector
@@ -429,7 +546,13 @@ npm run bench
 \`\`\`
 
 It prints the tables below, writes the raw figures to \`bench/results/latest.json\` (git-ignored)
-and rewrites this README with them. Counts are set by environment variables:
+and rewrites this README with them. It ends with the conversation workloads (10,000 turns in
+one conversation, then 10,000 over 100 conversations of one caller; about 17 minutes here, see
+"Conversations"): \`npm run bench -- --without conversations\` leaves them out and keeps their
+section as it is, \`npm run bench -- --only conversations\` runs them alone (\`BENCH_CONV_TURNS\`,
+\`BENCH_CONV_CONVERSATIONS\`, \`BENCH_CONV_CONCURRENCY\`, \`BENCH_CONV_WINDOW\`, \`BENCH_CONV_BLOCKS\`,
+\`BENCH_CONV_BASELINE\`, \`BENCH_CONV_TEXT_BYTES\` set their sizes; defaults 10,000, 100, 8, 1,000,
+4, 200, 0). Counts of the rest are set by environment variables:
 
 | variable | default | what |
 | --- | ---: | --- |
@@ -449,24 +572,21 @@ and rewrites this README with them. Counts are set by environment variables:
 | \`BENCH_TURNS_PER_WORKER\` | from the open-file limit | turns a workerd runs before a fresh one takes over |
 | \`BENCH_STATE_DIR\` | \`/dev/shm\` if it has room, else the temp dir | where the throw-away storage goes |
 | \`BENCH_DEADLINE_S\` | 7200 | the whole run is abandoned (and cleaned up) after this |
-| \`BENCH_CONV_TURNS\` | 10000 | conversation workloads: turns in each (a multiple of \`BENCH_CONV_WINDOW\`) |
-| \`BENCH_CONV_CONVERSATIONS\` | 100 | conversations the second workload's turns go round |
-| \`BENCH_CONV_CONCURRENCY\` | 8 | conversation turns open at a time |
-| \`BENCH_CONV_WINDOW\` | 1000 | turns to a row; the first row and the last are compared |
-| \`BENCH_CONV_BLOCKS\` | 4 | blocks a row's turns run in |
-| \`BENCH_CONV_BASELINE\` | 200 | fresh-context turns alongside the first row and the last (0: none) |
-| \`BENCH_CONV_TEXT_BYTES\` | 0 | pad each conversation turn's user text to this many bytes (0: about 50) |
+| \`BENCH_FLOOR_CALLERS\` | 16 | floor comparison: callers (and turns open at a time) of the loaded turns |
+| \`BENCH_FLOOR_TURNS\` | 480 (smoke 64) | floor comparison: loaded turns a side |
+| \`BENCH_FLOOR_SEQUENTIAL\` | 120 (smoke 16) | floor comparison: turns at rest (one at a time) a side |
+| \`BENCH_FLOOR_N\` | 1000 (smoke 200) | floor comparison: card and GetTask requests per kind and side |
+| \`BENCH_FLOOR_WARMUP\` | 100 (smoke 20) | floor comparison: warm-up requests per kind |
 
 For a quick check: \`BENCH_N=300 BENCH_SEQ_N=100 BENCH_LIST_N=50 BENCH_TURNS=60 BENCH_TURNS_SEQUENTIAL=30 BENCH_LARGE_TASKS=1000 npm run bench\`
 (it rewrites this README too). \`BENCH_LARGE_TASKS=4000\` stays below the slow-down past 5,000
 turns and takes about 7 minutes.
 
-The run ends with the conversation workloads (one conversation of ${int(c.conversation.turns)} turns, then as many turns over
-${int(c.conversation.conversations)} conversations; see "Conversations" below), which take longer than the rest together.
-\`npm run bench -- --without conversations\` leaves them out and keeps their section as it is;
-\`npm run bench -- --only conversations\` runs them alone and rewrites only their section of this README.
-Either way wrangler's logs are kept in \`bench/results/logs/\` (git-ignored), where the bench reads
-the Worker's own account of failed compactions.
+The floor comparison ("Floor" above) runs after the turns. \`npm run bench -- --only floor\` runs it
+alone at these sizes: it prints its table and writes \`bench/results/floor.json\`, and leaves this
+README as it is; \`--without floor\` leaves it out. \`npm run bench -- --smoke\` runs it small (about a
+minute: \`BENCH_ROUNDS\` 2 and the smoke sizes above) and only prints the ratios, asserting nothing and
+writing no file; CI runs it.
 
 \`npm run bench:soak\` is a separate run: turns from many callers with failures injected and the
 Worker killed and restarted part-way, for recovery rather than speed. It writes its own section,

@@ -59,8 +59,12 @@ const OF_SEND_TO_PUSH = ["toDo", "doToModel", "model", "toSave", "saveToPush"];
  *
  * Pushes and model calls that belong to no turn of this batch are counted as
  * `foreign` (turns of an earlier phase still running would disturb these).
+ *
+ * `callers`, instead of one `caller`: turn i is sent by `callers[i % n]`, so
+ * that many identities (Durable Objects) share the load.
+ * @param {{ caller?: any, callers?: any[], gatekeeper: any, workerOrigin: string, count: number, concurrency: number, deadline: number, label?: string }} options
  */
-export async function measureTurns({ caller, gatekeeper, workerOrigin, count, concurrency, deadline, label = "turns" }) {
+export async function measureTurns({ caller, callers = [caller], gatekeeper, workerOrigin, count, concurrency, deadline, label = "turns" }) {
   const run = `${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
   /**
    * @typedef {{ tag: string, t0: number, t1: number, t2: number, t3: number, t4: number, begun: number, saved: number,
@@ -125,7 +129,11 @@ export async function measureTurns({ caller, gatekeeper, workerOrigin, count, co
         const turn = turns[i];
         const pushed = new Promise((resolve) => (turn.pushed = () => resolve(undefined)));
         turn.t0 = performance.now();
-        const { task } = await caller.sendMessage(`bench-turn ${turn.tag}: reply with anything`, `${gatekeeper.pushUrl}?turn=${turn.tag}`, tokenOf(turn));
+        const { task } = await callers[i % callers.length].sendMessage(
+          `bench-turn ${turn.tag}: reply with anything`,
+          `${gatekeeper.pushUrl}?turn=${turn.tag}`,
+          tokenOf(turn),
+        );
         turn.t1 = performance.now();
         turn.begun = fromWallClock(task.status?.timestamp);
         turn.taskId = task.id;
@@ -227,6 +235,7 @@ function segmentStats(values) {
   return {
     count: sorted.length,
     p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
     p99: percentile(sorted, 99),
     min: sorted[0] ?? NaN,
     max: sorted[sorted.length - 1] ?? NaN,

@@ -16,14 +16,15 @@ import { spawnWrangler } from "../../scripts/dev/wrangler.mjs";
  * `.wrangler/state`. Pass `persistTo` to start on the storage of an earlier
  * worker instead (its owner removes it); otherwise `stop` removes it. Pass
  * `port` to answer where an earlier worker did (a free one otherwise), and
- * `logFile` to keep wrangler's whole output.
- * @param {{ root: string, vars: Record<string, string>, secrets: Record<string, string> & { A2A_SIGNING_KEY: string }, persistTo?: string, env?: Record<string, string>, port?: number, logFile?: string }} options
+ * `logFile` to keep wrangler's whole output, `config` to start another
+ * Worker than the reference one (its wrangler config file, e.g. the floor's).
+ * @param {{ root: string, vars: Record<string, string>, secrets: Record<string, string> & { A2A_SIGNING_KEY: string }, persistTo?: string, env?: Record<string, string>, port?: number, logFile?: string, config?: string }} options
  */
-export async function spawnWorker({ root, vars, secrets, persistTo: given, env = {}, port: fixedPort, logFile }) {
+export async function spawnWorker({ root, vars, secrets, persistTo: given, env = {}, port: fixedPort, logFile, config }) {
   const port = fixedPort ?? (await freePort());
   const inspectorPort = await freePort();
   const persistTo = given ?? (await mkdtemp(join(tmpdir(), "a2a-bench-")));
-  const wrangler = spawnWrangler({ root, port, inspectorPort, vars, secrets, persistTo, env, logFile });
+  const wrangler = spawnWrangler({ root, port, inspectorPort, vars, secrets, persistTo, env, logFile, config });
   const { kid, x } = JSON.parse(secrets.A2A_SIGNING_KEY);
   return {
     port,

@@ -1,7 +1,7 @@
 // The Worker under `wrangler dev --local`, as its own process group, so that
 // stopping it stops workerd and everything else wrangler started — and only
 // that: other `wrangler dev` sessions on this machine are never touched.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -18,16 +18,19 @@ const REQUEST_LINE = /^\[wrangler:info\] (GET|POST|PUT|DELETE|HEAD|OPTIONS|PATCH
 /**
  * The arguments of `wrangler dev --local`. Only non-secret `vars` go on the
  * command line; secrets reach the Worker through `envFiles` (later files win;
- * with none given, wrangler reads the project's `.dev.vars` itself).
- * @param {{ port: number, inspectorPort: number, vars?: Record<string, string>, envFiles?: string[], persistTo?: string }} options
+ * with none given, wrangler reads the project's `.dev.vars` itself). `config`:
+ * another Worker's wrangler config file (`--config`, e.g. the bench's floor
+ * worker); by default wrangler reads the project's own wrangler.jsonc.
+ * @param {{ port: number, inspectorPort: number, vars?: Record<string, string>, envFiles?: string[], persistTo?: string, config?: string }} options
  * @returns {string[]}
  */
-export function wranglerArgs({ port, inspectorPort, vars = {}, envFiles = [], persistTo }) {
+export function wranglerArgs({ port, inspectorPort, vars = {}, envFiles = [], persistTo, config }) {
   for (const name of Object.keys(vars)) {
     if (SECRET_NAME.test(name)) throw new TypeError(`${name} looks like a secret: pass it in \`secrets\` (an env file), never as --var on the command line`);
   }
   return [
     "dev",
+    ...(config ? ["--config", config] : []),
     "--local",
     "--ip",
     "127.0.0.1",
@@ -52,22 +55,40 @@ export function wranglerArgs({ port, inspectorPort, vars = {}, envFiles = [], pe
  * private temporary folder) and passed as the last `--env-file`, after
  * `envFiles`; the file is removed by `stop`. It stays while wrangler runs:
  * wrangler reads it again when it reloads the Worker.
- * @param {{ root: string, port: number, inspectorPort: number, vars?: Record<string, string>, secrets?: Record<string, string>, envFiles?: string[], secretsFile?: string, persistTo?: string, logFile?: string, env?: Record<string, string>, onLine?: (line: string) => void }} options
+ *
+ * wrangler starts with its open-file soft limit raised to the hard limit
+ * (`withRaisedFileLimit`): local workerd keeps files open for every finished
+ * Workflow instance, and runs out of them after a few thousand turns.
+ * @param {{ root: string, port: number, inspectorPort: number, vars?: Record<string, string>, secrets?: Record<string, string>, envFiles?: string[], secretsFile?: string, persistTo?: string, config?: string, logFile?: string, env?: Record<string, string>, onLine?: (line: string) => void }} options
  *   `env`: more environment for wrangler (e.g. X_LOCAL_OBSERVABILITY).
  *   `onLine`: every whole line wrangler prints (stdout or stderr), as it comes: the Worker's
  *   console.log lines, its events among them, pass through unchanged (scripts/dev/events.mjs).
  */
-export function spawnWrangler({ root, port, inspectorPort, vars = {}, secrets = {}, envFiles = [], secretsFile, persistTo, logFile, env = {}, onLine }) {
+export function spawnWrangler({
+  root,
+  port,
+  inspectorPort,
+  vars = {},
+  secrets = {},
+  envFiles = [],
+  secretsFile,
+  persistTo,
+  config,
+  logFile,
+  env = {},
+  onLine,
+}) {
   const written = writeSecrets(secrets, secretsFile);
   let args;
   try {
-    args = wranglerArgs({ port, inspectorPort, vars, envFiles: written ? [...envFiles, written.file] : envFiles, persistTo });
+    args = wranglerArgs({ port, inspectorPort, vars, envFiles: written ? [...envFiles, written.file] : envFiles, persistTo, config });
   } catch (error) {
     written?.remove();
     throw error;
   }
   const bin = join(root, "node_modules", ".bin");
-  const child = spawn(join(bin, "wrangler"), args, {
+  // The shell execs wrangler: one process, the group's leader, so `pgid` and `stop` are unchanged.
+  const child = spawn(...withRaisedFileLimit(join(bin, "wrangler"), args), {
     cwd: root,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
@@ -176,6 +197,39 @@ export function spawnWrangler({ root, port, inspectorPort, vars = {}, secrets = 
       return stopping;
     },
   };
+}
+
+/**
+ * `command` with `args`, run by a POSIX shell that first raises the open-file
+ * soft limit to the hard limit and then execs it (same process, same group,
+ * same arguments, nothing on the command line added but the wrapper). Where
+ * the hard limit is `unlimited` (macOS) and the kernel refuses it, the soft
+ * limit stays as it was. Returns `[file, argv]` for `spawn`.
+ * @param {string} command
+ * @param {string[]} args
+ * @returns {[string, string[]]}
+ */
+export function withRaisedFileLimit(command, args) {
+  return ["/bin/sh", ["-c", RAISE_FILE_LIMIT, "sh", command, ...args]];
+}
+
+const RAISE_FILE_LIMIT = 'ulimit -S -n "$(ulimit -H -n)" 2>/dev/null || true; exec "$@"';
+
+/**
+ * The open-file soft limit a process spawned through `withRaisedFileLimit`
+ * starts with (`Infinity` for unlimited), or undefined where no shell answers.
+ * @returns {number | undefined}
+ */
+export function raisedFileLimit() {
+  try {
+    const [file, argv] = withRaisedFileLimit("/bin/sh", ["-c", "ulimit -S -n"]);
+    const out = execFileSync(file, argv, { encoding: "utf8", timeout: 10_000 }).trim();
+    if (out === "unlimited") return Infinity;
+    const value = Number(out);
+    return Number.isInteger(value) && value > 0 ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

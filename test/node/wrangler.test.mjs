@@ -2,6 +2,7 @@
 // tests and the benches share: secrets reach wrangler through a private env
 // file, never its command line, which every local user reads in `ps`. A fake
 // `wrangler` stands in for the real one and reports what it was given.
+import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,7 +11,7 @@ import { formatEnvFile } from "../../scripts/dev/dev-vars.mjs";
 import { freePort } from "../../scripts/dev/http.mjs";
 import { chooseModel } from "../../scripts/dev/stack.mjs";
 import { parseEventLine } from "../../scripts/dev/events.mjs";
-import { groupAlive, spawnWrangler, wranglerArgs } from "../../scripts/dev/wrangler.mjs";
+import { groupAlive, raisedFileLimit, spawnWrangler, withRaisedFileLimit, wranglerArgs } from "../../scripts/dev/wrangler.mjs";
 import { freshAgentJwk } from "./support/fake-agent.mjs";
 
 // Serves, on its --port, its own argv and every --env-file it was given (text and mode).
@@ -139,7 +140,43 @@ describe("spawnWrangler's output", () => {
   });
 });
 
+describe("the open-file limit wrangler starts with", () => {
+  // A shell that lowers its soft limit and then runs `argv`: what a launcher under a low `ulimit -n` would pass on.
+  const underLowLimit = (argv) =>
+    execFileSync("/bin/sh", ["-c", 'ulimit -S -n 256; exec "$@"', "sh", ...argv], { encoding: "utf8" })
+      .trim()
+      .split("\n");
+  const limits = ["/bin/sh", "-c", "ulimit -S -n; ulimit -H -n"];
+  const hard = execFileSync(limits[0], limits.slice(1), { encoding: "utf8" }).trim().split("\n")[1];
+
+  it.skipIf(hard !== "unlimited" && Number(hard) <= 256)("is raised to the hard limit by withRaisedFileLimit, from whatever soft limit it inherits", () => {
+    expect(underLowLimit(limits)).toEqual(["256", hard]);
+    const [file, argv] = withRaisedFileLimit(limits[0], limits.slice(1));
+    expect(underLowLimit([file, ...argv])).toEqual([hard, hard]);
+    expect(raisedFileLimit()).toBe(hard === "unlimited" ? Infinity : Number(hard));
+  });
+
+  it("is the hard limit in the spawned wrangler, which is the process group's leader itself (the shell execs it)", async () => {
+    const { wrangler, report } = await launch({ vars: { OPENAI_MODEL: "m" } });
+    expect(report.pid).toBe(wrangler.pgid);
+    expect(readFileSync(`/proc/${report.pid}/cmdline`, "utf8").split("\0")).toContain(join(root, "node_modules", ".bin", "wrangler"));
+    const line = readFileSync(`/proc/${report.pid}/limits`, "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("Max open files"));
+    const [, soft, max] = line?.split(/\s{2,}/) ?? [];
+    expect(soft).toBe(max);
+    await wrangler.stop();
+    expect(groupAlive(wrangler.pgid)).toBe(false);
+  });
+});
+
 describe("wranglerArgs", () => {
+  it("names another Worker's config with --config when asked", () => {
+    expect(wranglerArgs({ port: 1, inspectorPort: 2 })).not.toContain("--config");
+    const args = wranglerArgs({ port: 1, inspectorPort: 2, config: "bench/floor/wrangler.jsonc" });
+    expect(args.slice(0, 3)).toEqual(["dev", "--config", "bench/floor/wrangler.jsonc"]);
+  });
+
   it("refuses a secret-looking variable on the command line", () => {
     for (const name of ["A2A_SIGNING_KEY", "OPENAI_API_KEY", "SOME_TOKEN", "DB_PASSWORD"]) {
       expect(() => wranglerArgs({ port: 1, inspectorPort: 2, vars: { [name]: "s3cret" } })).toThrow(/looks like a secret/);
