@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The package's command: `npx @dynamicagents/core new DIR` starts a repository
 // of agents, `npx dynamicagents add-tenant NAME` adds one inside it, and
+// `npx dynamicagents start` runs the local stack for it (cli/start.mjs), and
 // `npx dynamicagents keys` prints a signing key. Plain Node 20, no build step:
 // the first command runs before the new repository has its own Node 24.
 import { parseArgs } from "node:util";
@@ -14,11 +15,20 @@ const USAGE = `usage:
   dynamicagents add-tenant NAME [--root DIR]
       another tenant in the repository at DIR (default here): its agent, plugin and spec,
       its binding and migration in wrangler.jsonc, its entry in src/tenants.ts
+  dynamicagents start [OPTIONS]
+      the whole local stack for the repository here (the Worker under wrangler dev --local, a dev
+      gatekeeper, the offline stand-in model, a dev MCP server) and a chat with the tenants of its
+      tenant registry; the starter's \`npm start\`. \`dynamicagents start --help\` lists the options
   dynamicagents keys
       a fresh private Ed25519 JWK for the A2A_SIGNING_KEY secret
 `;
 
 async function main(argv) {
+  // The stack's options are its own (scripts/dev/start.mjs reads them).
+  if (argv[0] === "start") {
+    const { start } = await import("./start.mjs");
+    return start(argv.slice(1));
+  }
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

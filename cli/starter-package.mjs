@@ -35,7 +35,7 @@ export function starterPackage({ name, core = own.version }) {
     private: true,
     type: "module",
     scripts: {
-      start: "wrangler dev --local --port 8787",
+      start: "dynamicagents start",
       check: "tsc --noEmit",
       test: "vitest run",
       deploy: "wrangler deploy",

@@ -7,9 +7,12 @@
 //   2. `npx … dynamicagents new` from the tarball, depending on the tarball
 //   3. its `npm install` (the npm cache first, the registry for the rest)
 //   4. its `npm run check`, and our declarations checked strictly (skipLibCheck off)
-//   5. its `npm test` and `npx wrangler deploy --dry-run`
+//   5. its `npm test`, `npx wrangler deploy --dry-run`, and `npm start -- --once
+//      "hello"` (the whole local stack, `dynamicagents start`, offline: the
+//      stand-in model calls the starter's tool)
 //   6. `npx dynamicagents add-tenant weather`, a custom tool of under forty
-//      lines (starter-newcomer.mjs), then `npm run check` and `npm test` again
+//      lines (starter-newcomer.mjs), then `npm run check` and `npm test` again,
+//      and `npm start -- --once` at both tenants (the stand-in calls `forecast`)
 //   7. the peers at the highest versions their ranges allow, then check and test
 //
 //   node scripts/check/starter.mjs [--keep]      --keep leaves the folder for a look
@@ -20,6 +23,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../dev/http.mjs";
 import { TENANT, writeNewcomerCode } from "./starter-newcomer.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -65,6 +69,19 @@ function step(label, command, args, { cwd, env = outside, tolerate = false } = {
   });
 }
 
+/**
+ * `npm start -- --once TEXT` in the starter, on free ports, its state under `work`: exit 0 and the
+ * stand-in's reply on stdout, holding each of `expected`.
+ */
+async function onceTurn(label, starter, work, text, expected, extra = []) {
+  const ports = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const args = ["start", "--silent", "--", "--home", join(work, "stack"), "--port", String(ports[0]), "--gatekeeper-port", String(ports[1])];
+  args.push("--model-port", String(ports[2]), "--mcp-port", String(ports[3]), "--once", text, ...extra);
+  const run = await step(label, "npm", args, { cwd: starter });
+  const missing = expected.filter((part) => !run.output.includes(part));
+  if (missing.length) throw new Error(`${label}: the reply lacks ${missing.map((m) => JSON.stringify(m)).join(", ")}:\n${run.output}`);
+}
+
 async function main(work) {
   const starter = join(work, "agents");
   const before = manifest();
@@ -86,6 +103,11 @@ async function main(work) {
   if (ours.length) throw new Error(`the package's declarations do not type-check in a consumer:\n${ours.join("\n")}`);
   await step("npm test", "npm", ["test"], { cwd: starter });
   await step("npx wrangler deploy --dry-run", "npx", ["wrangler", "deploy", "--dry-run", "--outdir", join(work, "dry-run")], { cwd: starter });
+  await onceTurn('npm start -- --once "hello"', starter, work, "hello", [
+    "[offline stand-in model]",
+    "registry    src/tenants.ts (beside wrangler.jsonc's main src/worker.ts) serves assistant",
+    "I called lookup, which returned",
+  ]);
 
   await step(`npx dynamicagents add-tenant ${TENANT}`, "npx", ["dynamicagents", "add-tenant", TENANT], { cwd: starter });
   const lines = writeNewcomerCode(starter);
@@ -93,6 +115,18 @@ async function main(work) {
   process.stdout.write(`── a custom tool for ${TENANT}: ${lines} lines of the newcomer's own\n`);
   await step("npm run check (two tenants)", "npm", ["run", "check"], { cwd: starter });
   await step("npm test (two tenants)", "npm", ["test"], { cwd: starter });
+  await onceTurn('npm start -- --once "hello" (two tenants)', starter, work, "hello", [
+    `src/tenants.ts (beside wrangler.jsonc's main src/worker.ts) serves assistant, ${TENANT}`,
+    "I called lookup",
+  ]);
+  await onceTurn(
+    `npm start -- --once "Paris" --tenant ${TENANT}`,
+    starter,
+    work,
+    "Paris",
+    ['I called forecast, which returned {"city":"Paris","forecast":"sunny, 21 °C"}'],
+    ["--tenant", TENANT],
+  );
 
   const peers = Object.entries(own.peerDependencies).map(([name, range]) => `${name}@${range}`);
   await step("the peers at their highest", "npm", ["install", "--no-audit", "--no-fund", ...peers], { cwd: starter });

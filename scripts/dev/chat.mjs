@@ -191,9 +191,10 @@ async function afterTimeout(session, { tenant, turn, timeoutMs, note, needsInput
  * the prompt shows how long it has been working; with piped input, lines are
  * taken one at a time, each turn waited for before the next line.
  * Resolves when the user leaves (/quit, Ctrl-D, end of input) or `stop()` is called.
- * @param {{ session: ChatSession, tenant: string, tenants: string[], input?: NodeJS.ReadableStream & { isTTY?: boolean }, output?: NodeJS.WritableStream & { isTTY?: boolean }, onInterrupt: () => void }} options
+ *   `tenantsFrom`: where the tenant list came from (the deployment's tenant registry), said with it
+ * @param {{ session: ChatSession, tenant: string, tenants: string[], tenantsFrom?: string, input?: NodeJS.ReadableStream & { isTTY?: boolean }, output?: NodeJS.WritableStream & { isTTY?: boolean }, onInterrupt: () => void }} options
  */
-export function runChat({ session, tenant: initialTenant, tenants, input = process.stdin, output = process.stdout, onInterrupt }) {
+export function runChat({ session, tenant: initialTenant, tenants, tenantsFrom, input = process.stdin, output = process.stdout, onInterrupt }) {
   const tty = Boolean(input.isTTY && output.isTTY);
   const rl = createInterface({ input, output, terminal: tty, historySize: tty ? 200 : 0 });
   let tenant = initialTenant;
@@ -377,8 +378,9 @@ export function runChat({ session, tenant: initialTenant, tenants, input = proce
       case "/tenant":
       case "/t": {
         const wanted = rest[0];
-        if (!wanted) return say(`  talking to ${tenant}; tenants: ${tenants.join(", ")}`);
-        if (!tenants.includes(wanted)) return say(`  no tenant ${JSON.stringify(wanted)}; tenants: ${tenants.join(", ")}`);
+        const listed = `tenants${tenantsFrom ? ` (from ${tenantsFrom})` : ""}: ${tenants.join(", ")}`;
+        if (!wanted) return say(`  talking to ${tenant}; ${listed}`);
+        if (!tenants.includes(wanted)) return say(`  no tenant ${JSON.stringify(wanted)}; ${listed}`);
         tenant = wanted;
         say(`  now talking to ${tenant}`);
         return refreshPrompt();

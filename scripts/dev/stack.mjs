@@ -1,6 +1,7 @@
 // The local stack as one reusable piece: the dev gatekeeper, the stand-in model
 // (unless a real one is configured), the dev MCP server, the Worker under
-// `wrangler dev --local`, and the registration of the agent and its tenants.
+// `wrangler dev --local`, and the registration of the agent and its tenants
+// (those the deployment's own tenant registry serves: tenants.mjs).
 // `npm start` and the e2e test both use it. `stop()` may be called at any
 // moment, also while `start()` is still running, and stops exactly what this
 // stack started.
@@ -11,10 +12,10 @@ import { startGatekeeper } from "./gatekeeper.mjs";
 import { assertPortFree, freePort } from "./http.mjs";
 import { startDevMcpServer } from "./mcp-devtools.mjs";
 import { startStandInModel } from "./model-server.mjs";
+import { describeTenants, loadTenants } from "./tenants.mjs";
 import { spawnWrangler } from "./wrangler.mjs";
 
 export const DEFAULT_PORTS = { worker: 8787, gatekeeper: 8790, model: 8791, mcp: 8793 };
-export const REFERENCE_TENANTS = ["assistant", "researcher"];
 const READY_TIMEOUT_MS = 120_000;
 const MODEL_LIST_TIMEOUT_MS = 5_000;
 
@@ -35,7 +36,7 @@ export class StackStopped extends Error {
  * @param {string} root
  * @param {string} [home]
  */
-function stackPaths(root, home) {
+export function stackPaths(root, home) {
   if (home) {
     return {
       stateDir: home,
@@ -64,7 +65,7 @@ function stackPaths(root, home) {
  *   home?: string,
  *   ports?: Partial<typeof DEFAULT_PORTS>,
  *   env?: Record<string, string | undefined>,
- *   tenants?: string[],
+ *   registry?: import("./tenants.mjs").Registry,
  *   identity: Identity,
  *   unpin?: boolean,
  *   unpinHint?: string,
@@ -74,6 +75,8 @@ function stackPaths(root, home) {
  *   readyTimeoutMs?: number,
  * }} StackOptions
  *   `onWorkerLine`: each line of wrangler's output as it comes (the dev console reads the events in it)
+ *   `registry`: the deployment's tenants, read already (start.mjs reads it first, to check --tenant);
+ *   without it the stack reads it itself (tenants.mjs)
  */
 
 /** @param {StackOptions} options */
@@ -82,7 +85,6 @@ export function createStack(options) {
   const paths = stackPaths(root, options.home);
   const ports = { ...DEFAULT_PORTS, ...options.ports };
   const env = options.env ?? process.env;
-  const tenants = options.tenants ?? REFERENCE_TENANTS;
   const progress = options.onProgress ?? (() => {});
   const rel = (path) => relative(process.cwd(), path) || ".";
 
@@ -185,14 +187,17 @@ export function createStack(options) {
         ? `registered  ${agent.origin}: card key ${agent.pin.kid} pinned on first use (${agent.pin.thumbprint})`
         : `registered  ${agent.origin}: card key ${agent.pin.kid} matches the pin of ${agent.pin.pinnedAt}`,
     );
+    const registry = options.registry ?? (await loadTenants({ root, devVarsFile: paths.devVarsFile }));
+    check();
+    if (!options.registry) progress(`registry    ${describeTenants(registry)}`);
     const cards = [];
-    for (const tenant of tenants) {
+    for (const tenant of registry.served) {
       const { card } = await gatekeeper.registerTenant(agent.origin, tenant, options.identity);
       check();
       cards.push({ tenant, name: card.name, description: card.description });
     }
     progress(`tenants     ${cards.map((c) => `${c.tenant} (${c.name})`).join(", ")}: signed cards verified against the pin`);
-    return { gatekeeper, agent, worker, model, tenants: cards, paths };
+    return { gatekeeper, agent, worker, model, tenants: cards, registry, paths };
   }
 
   /**

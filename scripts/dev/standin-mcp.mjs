@@ -1,15 +1,10 @@
-// The stand-in model's rule for MCP tools (standin-model.mjs): any offered
-// tool whose name holds `__` is a server's tool (core names them
-// `<server>__<tool>`), and the stand-in calls each of them once per user
-// message, before its other rules, so that every MCP tool an agent is given
-// runs offline. Arguments come from the tool's JSON schema alone: the
-// stand-in knows nothing of what the tool does.
-
-/**
- * The little of a chat-completions request this reads (standin-model.mjs has the whole shape).
- * @typedef {{ function: { name: string, parameters?: Record<string, unknown> } }} OfferedTool
- * @typedef {{ tool_calls?: Array<{ function?: { name?: string } }> }} SentMessage
- */
+// The stand-in model's MCP tools (standin-model.mjs): any offered tool whose
+// name holds `__` is a server's tool (core names them `<server>__<tool>`).
+// The stand-in calls each once per user message, as it calls every plugin
+// tool, so that every MCP tool an agent is given runs offline. Arguments come
+// from the tool's JSON schema alone (no URL ever): the stand-in knows nothing
+// of what the tool does. `smallNumber` and `fitLength` serve its schema
+// filler for plugin tools too.
 
 /** Core's separator between a server's name and its tool's. */
 const MCP_SEPARATOR = "__";
@@ -18,18 +13,6 @@ const QUOTED = 80;
 
 /** @param {string} name */
 export const isMcpTool = (name) => name.includes(MCP_SEPARATOR);
-
-/**
- * The first offered MCP tool not yet called in `messages` (those since the
- * user's message), or undefined when each has been: one call per response,
- * so an approval it needs parks the turn on that call alone.
- * @param {OfferedTool[]} offered
- * @param {SentMessage[]} messages
- */
-export function nextMcpTool(offered, messages) {
-  const called = new Set(messages.flatMap((m) => (m.tool_calls ?? []).map((call) => call.function?.name)));
-  return offered.find((tool) => isMcpTool(tool.function.name) && !called.has(tool.function.name));
-}
 
 /**
  * Arguments valid for `schema` (an object's JSON Schema): its required
@@ -78,7 +61,7 @@ function synthesise(schema, words, depth) {
 }
 
 /** The smallest value from 1 up that the bounds allow; below 1 only when the maximum says so. */
-function smallNumber(schema, integer) {
+export function smallNumber(schema, integer) {
   const step = typeof schema.multipleOf === "number" && schema.multipleOf > 0 ? schema.multipleOf : integer ? 1 : undefined;
   let low = 1;
   if (typeof schema.minimum === "number") low = Math.max(low, schema.minimum);
@@ -93,7 +76,7 @@ function smallNumber(schema, integer) {
 }
 
 /** The words, cut to `max` characters or repeated up to `min`. */
-function fitLength(words, min, max) {
+export function fitLength(words, min, max) {
   let text = words;
   if (typeof min === "number") while (text.length < min) text += ` ${words}`;
   return typeof max === "number" && text.length > max ? text.slice(0, Math.max(0, max)) : text;

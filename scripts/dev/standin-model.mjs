@@ -6,97 +6,52 @@
 // chat-completions request body in, the assistant message the model "says" out.
 // It is deterministic (the same request always gets the same answer), it never
 // pretends to be a real model (every text starts with STANDIN_MARK), and it
-// still exercises the machinery a real model would:
+// exercises the tools an agent is given, an author's own among them. The
+// words and tool kinds are ONE table, standin-triggers.mjs (the README's
+// trigger table mirrors it):
 //
 //   - no `tools` in the request          → a plain text answer;
-//   - MCP tools offered (a name holding
-//     `__`, core's `<server>__<tool>`),
-//     one not called since the person's
-//     last message                       → a call of the first such tool,
-//       before every rule below: each MCP tool once per user message, one
-//       call per response, arguments from its JSON schema alone (required
-//       properties: strings the user's words, numbers the smallest valid
-//       value from 1, booleans false, enums their first value;
-//       standin-mcp.mjs; `tool_choice` "none" or naming a tool skips the
-//       rule). Then the rules below go on as if the MCP calls had not
-//       happened, and the answer adds which MCP tools it used and a short
-//       quote of each result ("I used the MCP tools … ("…")");
-//   - `tools` offered, none called since
-//     the last user message              → one tool call, chosen by name:
-//       first a tool the user's words name by a trigger (TRIGGERS below),
-//       then a delegation tool (`delegate…`), then a clock tool (`…time…`,
-//       `…clock…`, `…date…`, `now`); no other tool (MCP tools aside) is
-//       ever called (a page fetch would need the network);
-//   - trigger words in the user's last
-//     message (case ignored), only when
-//     the tool they name is offered      → "ask me a question" calls `ask_user`
-//       with an open question; "ask me" calls it with three choices (brief,
-//       detailed, skip) and free text allowed; the word "remember" or "note"
-//       calls the approval tool `save_note` with the text after the word
-//       ("remember to buy milk" → "to buy milk"); the word "notes" calls
-//       `list_notes`. Without these words `ask_user` and `save_note` are
-//       never called, so a human is only ever asked when the user said so;
-//   - a tool result after the last user
-//     message                            → a text answer quoting the results:
-//       a tool's output (a saved note), a denial (the platform sends a
-//       rejected or expired approval back as the tool's result, a text
-//       saying it was not run), or the user's answer to `ask_user`;
-//   - results of delegated subtasks in
-//     the conversation (a line starting
-//     `[round N] `, as the core renders
-//     them: ROUND_RESULT_PATTERN)        → a text answer, never a second
-//       delegation.
+//   - `tools` offered                    → one tool call per response, each
+//       offered tool at most once since the person's last message (a block
+//       of subtask results after it does not count as one), in this order:
+//       1. a tool the user's words ask for (TRIGGERS: "remember …" →
+//          `save_note`, "ask me" → `ask_user`, a tool's name → that tool…),
+//          with arguments from the words or from its schema;
+//       2. every other offered tool, plugin and MCP alike (an MCP tool is
+//          named `<server>__<tool>`), in the order offered, with arguments
+//          from its JSON schema (`fill`, standin-mcp.mjs for MCP tools):
+//          strings the user's words, a URL only ever a loopback one;
+//          never the control tools (`ask_user`, `find_tools`) nor an
+//          approval-gated tool (`save_note`, or a description speaking of
+//          approval: standin-triggers.mjs says why) unless step 1 chose it,
+//          so a `--once` turn never waits for a person unasked;
+//       3. then `delegate…`, once per request: never again once results of
+//          delegated subtasks (a line starting `[round N] `, as the core
+//          renders them: ROUND_RESULT_PATTERN) are in the conversation;
+//       `tool_choice` "none" calls nothing, naming a tool calls only it;
+//   - nothing left to call               → a text answer that says which
+//       tools it called and quotes what each returned: a tool's output, a
+//       denial (the platform sends a rejected or expired approval back as
+//       the tool's result, a text saying it was not run), the user's answer
+//       to `ask_user`, the MCP tools' results in a sentence of their own,
+//       and after delegation what the subtasks reported.
 //
-// So an agent loop driven by the stand-in always ends: each MCP tool once and
-// at most one other tool round per user message (an approval or a question
-// answered is that round's result, never a reason to call again), at most
-// one delegation per request.
+// So an agent loop driven by the stand-in always ends: at most one call of
+// each offered tool per user message, at most one delegation per request.
 //
-// Arguments are filled from the tool's JSON schema (see `fill`; an MCP tool's
-// by standin-mcp.mjs, which puts in no URL). A URL is only
-// ever a loopback one — the first in the user's message or the instructions,
-// else a page the stand-in serves itself (`options.pageOrigin`) — so nothing
-// the stand-in asks for makes an agent reach past this machine. The HTTP side
-// (non-streaming and `stream: true`, and those pages) is in model-server.mjs.
+// A URL is only ever a loopback one — the first in the user's message or the
+// instructions, else a page the stand-in serves itself (`options.pageOrigin`)
+// — so nothing the stand-in asks for makes an agent reach past this machine.
+// The HTTP side (non-streaming and `stream: true`, and those pages) is in
+// model-server.mjs.
 import { ROUND_RESULT_PATTERN } from "../../src/a2a/wire.ts";
-import { isMcpTool, mcpArguments, mcpSentence, nextMcpTool } from "./standin-mcp.mjs";
+import { isMcpTool, mcpArguments, mcpSentence, smallNumber, fitLength } from "./standin-mcp.mjs";
+import { ASK_USER, DELEGATE_TOOL, onlyWhenAsked, quote, triggeredTool } from "./standin-triggers.mjs";
 
 export const STANDIN_MARK = "[offline stand-in model]";
 export const STANDIN_MODEL_ID = "offline-stand-in";
-
-const DELEGATE_TOOL = /^delegate|delegat/i;
-const CLOCK_TOOL = /time|clock|date|^now$/i;
-const ASK_USER = /^ask_?user$/i;
-
-/**
- * Tools called only when the user's words ask for them, in this order of
- * precedence: `pattern` finds the words, `tool` the tool they name, `args`
- * its arguments from the words. Documented in the header and the README.
- * @type {Array<{ pattern: RegExp, tool: RegExp, args: (userText: string, match: RegExpExecArray) => Record<string, unknown> }>}
- */
-const TRIGGERS = [
-  { pattern: /\bask me a question\b/i, tool: ASK_USER, args: (userText) => ({ question: `What should I know before I answer "${quote(userText, 120)}"?` }) },
-  {
-    pattern: /\bask me\b/i,
-    tool: ASK_USER,
-    args: (userText) => ({
-      question: `How should I answer "${quote(userText, 120)}"?`,
-      choices: [
-        { id: "brief", label: "Briefly" },
-        { id: "detailed", label: "In detail" },
-        { id: "skip", label: "Never mind" },
-      ],
-      allowFreeform: true,
-    }),
-  },
-  { pattern: /\b(?:remember|note)\b[\s:,-]*(?:that\s+)?(.*)$/is, tool: /save_?note/i, args: (userText, match) => ({ text: noteText(userText, match[1]) }) },
-  { pattern: /\bnotes\b/i, tool: /list_?notes/i, args: () => ({}) },
-];
-
-/** The note to save: the words after the trigger, else the whole message; within save_note's 2000 characters. */
-function noteText(userText, after) {
-  return clip((after ?? "").trim() || userText || "(no text)", 2000);
-}
+/** How an answer after tool calls says what the stand-in did. */
+const SAYS_SO = "(I am no language model: I called each tool I was offered once, with arguments made from its schema and your words.)";
 
 /**
  * @typedef {{ role: string, content?: unknown, tool_calls?: ToolCall[], tool_call_id?: string, name?: string }} ChatMessage
@@ -117,11 +72,9 @@ export function standInReply(request, options = {}) {
   if (!request || !Array.isArray(request.messages)) throw new TypeError("a chat-completions request needs `messages`");
   const messages = request.messages;
   const agent = agentName(messages);
-  const lastUser = findLastIndex(messages, (m) => m.role === "user");
   // What the person asked: the last user message that is not a block of subtask results.
   const asked = findLastIndex(messages, (m) => m.role === "user" && !ROUND_RESULT_PATTERN.test(textOf(m.content)));
   const userText = asked >= 0 ? textOf(messages[asked].content).trim() : "";
-  const sinceUser = messages.slice(lastUser + 1);
   const offered = (Array.isArray(request.tools) ? request.tools : []).filter((t) => typeof t?.function?.name === "string");
   /** @param {ToolSpec} tool @param {Record<string, unknown>} args @returns {StandInReply} */
   const callOf = (tool, args) => ({
@@ -137,30 +90,35 @@ export function standInReply(request, options = {}) {
     finishReason: "tool_calls",
   });
 
-  // MCP tools first, each once per message of the person's: counted from that message, not from
-  // a block of subtask results after it, so that a delegating agent's later rounds call none again.
-  const mcpTool = request.tool_choice === "none" || namedChoice(request.tool_choice) ? undefined : nextMcpTool(offered, messages.slice(asked + 1));
-  if (mcpTool) return callOf(mcpTool, mcpArguments(mcpTool.function.parameters, userText));
-
-  // Other tools' results after the user's message: answer from them.
-  const results = toolResults(sinceUser);
-  if (results.some((r) => !isMcpTool(r.name))) return text(answerFromTools(agent, userText, results));
-
-  const delegated = messages.some((m) => ROUND_RESULT_PATTERN.test(textOf(m.content)));
-  const others = offered.filter((t) => !isMcpTool(t.function.name));
-  const chosen = chooseTool(others, request.tool_choice, { mayDelegate: !delegated, userText });
+  // Each tool once per message of the person's: counted from that message, not from a block of
+  // subtask results after it, so that a delegating agent's later rounds call none again.
+  const sinceAsked = messages.slice(asked + 1);
+  const called = new Set(sinceAsked.flatMap((m) => (m.tool_calls ?? []).map((call) => call.function?.name)));
+  const everDelegated = messages.some((m) => ROUND_RESULT_PATTERN.test(textOf(m.content)));
+  const delegatedNow = sinceAsked.some((m) => ROUND_RESULT_PATTERN.test(textOf(m.content)));
+  const chosen = delegatedNow ? undefined : chooseTool(offered, request.tool_choice, { called, mayDelegate: !everDelegated, userText });
   if (chosen) {
     const { tool, args } = chosen;
-    return callOf(tool, args ?? argumentsFor(tool, { userText, url: loopbackUrl(messages, userText, options.pageOrigin) }));
+    if (args) return callOf(tool, args);
+    if (isMcpTool(tool.function.name)) return callOf(tool, mcpArguments(tool.function.parameters, userText));
+    return callOf(tool, argumentsFor(tool, { userText, url: loopbackUrl(messages, userText, options.pageOrigin) }));
   }
 
-  // Only MCP results (or none): the answer the rules give, with what the MCP tools said.
-  if (delegated) return text(withMcp(answerFromDelegation(agent, userText, messages), results));
+  // Nothing left to call: the answer, from what the tools returned since the person's message.
+  const results = toolResults(sinceAsked);
+  // After delegation the subtasks' reports are the answer; the delegate call's own result is not news.
+  if (everDelegated)
+    return text(
+      withTools(
+        answerFromDelegation(agent, userText, messages),
+        results.filter((r) => !DELEGATE_TOOL.test(r.name)),
+      ),
+    );
   return text(results.length > 0 ? answerFromTools(agent, userText, results) : plainAnswer(agent, userText));
 }
 
-/** An answer with the MCP results' sentence after it, when there are any. */
-const withMcp = (answer, results) => (results.length > 0 ? `${answer} ${mcpSentence(results)}` : answer);
+/** An answer with the tools' sentences after it, when there are any. */
+const withTools = (answer, results) => (results.length > 0 ? `${answer} ${toolSentences(results)}` : answer);
 
 /** The tool a `tool_choice` names, if it names one. */
 const namedChoice = (toolChoice) => /** @type {{ function?: { name?: string } }} */ (toolChoice)?.function?.name;
@@ -208,48 +166,42 @@ function agentName(messages) {
 }
 
 /**
- * Which tool to call, if any, and with what when the user's words chose it.
- * `tool_choice: "none"` calls nothing, a named choice calls that tool; else
- * a trigger the user's words hold, then delegation, then the clock.
- * @param {ToolSpec[]} offered  MCP tools left out: their own rule comes first
+ * Which tool to call next, if any, and with what when the user's words chose it.
+ * `tool_choice: "none"` calls nothing, a named choice only that tool; else a
+ * tool the user's words ask for (standin-triggers.mjs), then every other tool
+ * the stand-in calls unasked, in the order offered, then delegation. Each at
+ * most once: `called` holds those called since the person's message.
+ * @param {ToolSpec[]} offered
  * @param {unknown} toolChoice
- * @param {{ mayDelegate: boolean, userText: string }} options
+ * @param {{ called: Set<string | undefined>, mayDelegate: boolean, userText: string }} options
  * @returns {{ tool: ToolSpec, args?: Record<string, unknown> } | undefined}
  */
-function chooseTool(offered, toolChoice, { mayDelegate, userText }) {
+function chooseTool(offered, toolChoice, { called, mayDelegate, userText }) {
   if (offered.length === 0 || toolChoice === "none") return undefined;
+  const fresh = offered.filter((t) => !called.has(t.function.name));
+  const delegates = (t) => DELEGATE_TOOL.test(t.function.name);
   const named = namedChoice(toolChoice);
-  const only = (tool) => (tool ? { tool } : undefined);
-  if (named) return only(offered.find((t) => t.function.name === named));
-  const byName = (pattern) => offered.find((t) => pattern.test(t.function.name));
-  const triggered = triggeredTool(byName, userText);
-  if (triggered) return triggered;
-  const tool = (mayDelegate ? byName(DELEGATE_TOOL) : undefined) ?? byName(CLOCK_TOOL);
-  if (tool) return { tool };
-  // "required" means some tool must be called: the first one, in the order given.
-  return toolChoice === "required" ? only(offered[0]) : undefined;
-}
-
-/**
- * The first trigger whose words the user wrote and whose tool is offered. A
- * trigger whose tool is missing falls through to the next one, so "ask me"
- * to an agent without `ask_user` is an ordinary message.
- * @param {(pattern: RegExp) => ToolSpec | undefined} byName
- * @param {string} userText
- */
-function triggeredTool(byName, userText) {
-  for (const trigger of TRIGGERS) {
-    const match = trigger.pattern.exec(userText);
-    const tool = match ? byName(trigger.tool) : undefined;
-    if (match && tool) return { tool, args: trigger.args(userText, match) };
+  if (named) {
+    const tool = fresh.find((t) => t.function.name === named);
+    return tool ? (triggeredTool([tool], userText, () => true) ?? { tool }) : undefined;
   }
-  return undefined;
+  const triggered = triggeredTool(fresh, userText, (t) => !delegates(t));
+  if (triggered) return triggered;
+  const unasked = fresh.find((t) => !delegates(t) && !onlyWhenAsked(t));
+  if (unasked) return { tool: unasked };
+  const delegate = mayDelegate ? fresh.find(delegates) : undefined;
+  if (delegate) return { tool: delegate };
+  // "required" means some tool must be called: the first one not called yet, in the order given.
+  return toolChoice === "required" && fresh[0] ? { tool: fresh[0] } : undefined;
 }
 
 /**
  * Arguments that satisfy the tool's JSON schema, filled deterministically:
- * text-like fields get the user's request, the rest their default, first enum
- * value or a neutral value of their type; arrays get `minItems` items.
+ * the required properties, and the optional ones that have a default, a
+ * const or an enum; strings the user's words (within min/maxLength; a URL a
+ * loopback one, a time zone UTC), numbers the smallest valid value from 1
+ * (standin-mcp.mjs), booleans false, enums their first value, arrays
+ * `minItems` items.
  *
  * A delegation tool whose items are `{type, params}` gets the first subtask
  * type its description lists, in the form the core's delegate tool writes
@@ -298,8 +250,9 @@ function fill(schema, name, ctx, depth) {
       const required = new Set(schema.required ?? []);
       const out = {};
       for (const [key, spec] of Object.entries(properties)) {
-        const value = fill(spec, key, ctx, depth + 1);
-        if (required.has(key) || (value !== undefined && value !== "")) out[key] = value ?? "";
+        const fixed = spec && typeof spec === "object" && (spec.default !== undefined || spec.const !== undefined || Array.isArray(spec.enum));
+        if (!required.has(key) && !fixed) continue;
+        out[key] = fill(spec, key, ctx, depth + 1) ?? "";
       }
       return out;
     }
@@ -309,15 +262,14 @@ function fill(schema, name, ctx, depth) {
     }
     case "number":
     case "integer":
-      return typeof schema.minimum === "number" ? schema.minimum : 1;
+      return smallNumber(schema, type === "integer");
     case "boolean":
       return false;
     case "string":
     case undefined:
       if (schema.format === "uri" || schema.format === "url" || /url|uri|link|href/i.test(name)) return ctx.url;
       if (/time_?zone|^tz$|zone/i.test(name)) return "UTC";
-      if (/task|prompt|question|query|request|instruction|goal|topic|text|message|input|subject/i.test(name)) return ctx.userText || "(no text)";
-      return "";
+      return fitLength(ctx.userText || "(no text)", schema.minLength, schema.maxLength);
     default:
       return undefined;
   }
@@ -368,8 +320,12 @@ function toolResults(messages) {
     .map((m) => ({ name: names.get(m.tool_call_id) ?? m.name ?? "a tool", output: textOf(m.content) || "(nothing)" }));
 }
 
-/** @param {{ name: string, output: string }[]} results */
-function answerFromTools(agent, userText, results) {
+/**
+ * What the tools returned, as the answer says it: the plugin tools' results in
+ * the order called, then the MCP tools' in a sentence of their own.
+ * @param {{ name: string, output: string }[]} results
+ */
+function toolSentences(results) {
   const called = results
     .filter((r) => !isMcpTool(r.name))
     .map(({ name, output }) => {
@@ -379,8 +335,12 @@ function answerFromTools(agent, userText, results) {
       return ASK_USER.test(name) ? `${name}, and you answered ${result}` : `${name}, which returned ${result}`;
     });
   const mcp = results.filter((r) => isMcpTool(r.name));
-  const sentences = [...(called.length ? [`I called ${called.join("; then ")}.`] : []), ...(mcp.length ? [mcpSentence(mcp)] : [])];
-  return `${STANDIN_MARK} ${who(agent)} here. You said: "${quote(userText, 160)}". ${sentences.join(" ")}`;
+  return [...(called.length ? [`I called ${called.join("; then ")}.`] : []), ...(mcp.length ? [mcpSentence(mcp)] : [])].join(" ");
+}
+
+/** @param {{ name: string, output: string }[]} results */
+function answerFromTools(agent, userText, results) {
+  return `${STANDIN_MARK} ${who(agent)} here. You said: "${quote(userText, 160)}". ${toolSentences(results)} ${SAYS_SO}`;
 }
 
 function answerFromDelegation(agent, userText, messages) {
@@ -402,15 +362,6 @@ function isJson(text) {
 }
 
 const who = (agent) => (agent ? `${agent}'s offline stand-in` : "The offline stand-in");
-
-/** One line, at most `max` characters. */
-function quote(value, max) {
-  return clip(String(value).replace(/\s+/g, " ").trim(), max);
-}
-
-function clip(value, max) {
-  return value.length <= max ? value : `${value.slice(0, max - 1)}…`;
-}
 
 function findLastIndex(array, predicate) {
   for (let i = array.length - 1; i >= 0; i--) if (predicate(array[i])) return i;

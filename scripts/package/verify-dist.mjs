@@ -5,9 +5,12 @@
 // Node realm's entry loads in plain Node; `npm pack` drops the `development`
 // condition (prepack) and puts it back (postpack); each peer's lowest version
 // is the exact version this repository develops against; the bin is shipped
-// and has its shebang.
+// and has its shebang; the local stack `dynamicagents start` runs (scripts/dev)
+// is shipped with everything it imports: each `../../src/….ts` it loads here
+// has its dist/ twin (scripts/dev/from-dist.mjs sends it there in the
+// package), each package it imports is a dependency or a peer.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
@@ -73,6 +76,35 @@ export async function verifyDist(root, pkg, testRealms) {
   for (const [name, file] of Object.entries(pkg.bin ?? {})) {
     if (!shipped(file)) failures.push(`bin ${name}: ${file} is not in \`files\``);
     else if (!readFileSync(resolve(root, file), "utf8").startsWith("#!/usr/bin/env node\n")) failures.push(`bin ${name}: ${file} has no node shebang`);
+  }
+  failures.push(...shippedStack(root, pkg, shipped));
+  return failures;
+}
+
+/**
+ * What scripts/dev imports, as the package ships it: its own files, dist/ for src/, and packages an author installs with it.
+ * @param {string} root @param {any} pkg @param {(file: string) => boolean} shipped @returns {string[]} failures
+ */
+function shippedStack(root, pkg, shipped) {
+  const failures = [];
+  const installed = new Set([...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})]);
+  const dir = resolve(root, "scripts/dev");
+  for (const name of readdirSync(dir).filter((file) => file.endsWith(".mjs"))) {
+    const file = `scripts/dev/${name}`;
+    if (!shipped(file)) failures.push(`${file} is not in \`files\` (dynamicagents start runs it)`);
+    const text = readFileSync(resolve(dir, name), "utf8");
+    for (const [, specifier] of text.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+["']([^"']+)["']/gms)) {
+      if (specifier.startsWith("node:")) continue;
+      if (!specifier.startsWith(".")) {
+        const pkgName = specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0];
+        if (!installed.has(pkgName)) failures.push(`${file} imports ${pkgName}, which is neither a dependency nor a peer: an author's install lacks it`);
+        continue;
+      }
+      const target = relative(root, resolve(dir, specifier));
+      const twin = target.startsWith("src/") ? target.replace(/^src\//, "dist/").replace(/\.ts$/, ".js") : target;
+      if (!existsSync(resolve(root, twin))) failures.push(`${file} imports ${specifier}: ${twin} does not exist${twin === target ? "" : " (its dist/ twin)"}`);
+      else if (!shipped(twin)) failures.push(`${file} imports ${specifier}: ${twin} is not in \`files\``);
+    }
   }
   return failures;
 }

@@ -1,7 +1,7 @@
-// The stand-in model's MCP rule (standin-mcp.mjs, standin-model.mjs): each
-// offered `<server>__<tool>` once per user message, before the other rules,
-// with arguments its JSON schema takes; then the usual answer, naming the
-// MCP tools and quoting them. And through the Worker's own client against the
+// The stand-in model's MCP tools (standin-mcp.mjs, standin-model.mjs): each
+// offered `<server>__<tool>` once per user message, with the plugin tools in
+// the order offered, with arguments its JSON schema takes; then the usual
+// answer, naming the MCP tools and quoting them. And through the Worker's own client against the
 // dev MCP server, so the arguments are checked by the server's schemas.
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, jsonSchema, stepCountIs, tool } from "ai";
@@ -14,6 +14,8 @@ import { STANDIN_MARK, standInReply } from "../../scripts/dev/standin-model.mjs"
 import { connectMcp } from "./support/mcp-client.mjs";
 
 const system = { role: "system", content: "You are Assistant, a helpful agent." };
+/** How the stand-in's answer says what it did. */
+const SAYS_SO = " (I am no language model: I called each tool I was offered once, with arguments made from its schema and your words.)";
 const user = (content) => ({ role: "user", content });
 const fn = (name, parameters = { type: "object", properties: {} }) => ({ type: "function", function: { name, parameters } });
 const clockTool = fn("current_time", { type: "object", properties: { timeZone: { type: "string", default: "UTC" } } });
@@ -88,16 +90,16 @@ describe("mcpArguments: from the schema alone", () => {
 });
 
 describe("standInReply: MCP tools", () => {
-  it("calls each offered MCP tool once, one per response and before its other rules, then goes on and answers naming them", () => {
+  it("calls each offered MCP tool once, one per response, in the order offered with the plugin tools, then answers naming them", () => {
     const { calls, answer } = converse([system, user("count these words")], tools, {
       devtools__roll_dice: '"rolled 1d2: 2 (total 2)"',
       devtools__count_words: '"3 words, 17 characters"',
       current_time: '{"utc":"2026-01-01T00:00:00Z"}',
     });
     expect(calls).toEqual([
+      ["current_time", { timeZone: "UTC" }],
       ["devtools__roll_dice", { sides: 2, count: 1 }],
       ["devtools__count_words", { text: "count these words" }],
-      ["current_time", { timeZone: "UTC" }],
     ]);
     expect(answer?.startsWith(STANDIN_MARK)).toBe(true);
     expect(answer).toContain(
@@ -105,7 +107,7 @@ describe("standInReply: MCP tools", () => {
     );
   });
 
-  it("quotes an MCP result's text, short, whatever its wrapping, and the trigger rules still run after the MCP calls", () => {
+  it("quotes an MCP result's text, short, whatever its wrapping; a trigger's tool comes first", () => {
     const long = `"${"word ".repeat(40)}"`;
     const wrapped = JSON.stringify({ content: [{ type: "text", text: "from a content block" }] });
     const { calls, answer } = converse([system, user("remember to buy milk")], tools, {
@@ -113,11 +115,11 @@ describe("standInReply: MCP tools", () => {
       devtools__count_words: wrapped,
       save_note: '{"saved":"to buy milk"}',
     });
-    expect(calls.map(([name]) => name)).toEqual(["devtools__roll_dice", "devtools__count_words", "save_note"]);
-    expect(calls[2]).toEqual(["save_note", { text: "to buy milk" }]);
+    expect(calls.map(([name]) => name)).toEqual(["save_note", "current_time", "devtools__roll_dice", "devtools__count_words"]);
+    expect(calls[0]).toEqual(["save_note", { text: "to buy milk" }]);
     expect(answer).toMatch(/devtools__roll_dice \("(word ){15}.*…"\)/);
     expect(answer).toContain('devtools__count_words ("from a content block")');
-    expect(answer).toContain('I called save_note, which returned {"saved":"to buy milk"}.');
+    expect(answer).toContain('I called save_note, which returned {"saved":"to buy milk"}; then current_time, which returned "current_time ran".');
   });
 
   it("never calls an MCP tool twice for one message, whatever its result (an error too); the next message calls it again", () => {
@@ -125,7 +127,7 @@ describe("standInReply: MCP tools", () => {
     expect(calls).toEqual([["devtools__roll_dice", { sides: 2, count: 1 }]]);
     // Only MCP tools: the answer right after their results.
     expect(answer).toBe(
-      `${STANDIN_MARK} Assistant's offline stand-in here. You said: "one". I used the MCP tool devtools__roll_dice ("lookup backend exploded").`,
+      `${STANDIN_MARK} Assistant's offline stand-in here. You said: "one". I used the MCP tool devtools__roll_dice ("lookup backend exploded").${SAYS_SO}`,
     );
     expect(standInReply({ messages: history, tools: [rollDice] }).finishReason).toBe("stop");
     const next = converse([...history, { role: "assistant", content: answer }, user("two")], [rollDice]);
@@ -152,11 +154,11 @@ describe("standInReply: MCP tools", () => {
     expect(reply.content).toContain("1 delegated subtask reported");
   });
 
-  it("changes nothing without MCP tools: the call and the answer a turn got before", () => {
+  it("without MCP tools: the plugin tools alone, the approval-gated save_note not unasked", () => {
     const { calls, answer } = converse([system, user("hello")], [clockTool, saveNoteTool], { current_time: '{"utc":"2026-01-01T00:00:00Z"}' });
     expect(calls).toEqual([["current_time", { timeZone: "UTC" }]]);
     expect(answer).toBe(
-      `${STANDIN_MARK} Assistant's offline stand-in here. You said: "hello". I called current_time, which returned {"utc":"2026-01-01T00:00:00Z"}.`,
+      `${STANDIN_MARK} Assistant's offline stand-in here. You said: "hello". I called current_time, which returned {"utc":"2026-01-01T00:00:00Z"}.${SAYS_SO}`,
     );
     expect(standInReply({ messages: [system, user("hello")] }).content).not.toContain("MCP");
   });

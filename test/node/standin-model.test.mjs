@@ -68,6 +68,23 @@ const callFor = (text, tools = assistantTools) => {
   return call ? [call.function.name, JSON.parse(call.function.arguments)] : undefined;
 };
 
+/** Runs the stand-in as a tool loop would, each call answered by `results[name]` (else a stock result), until it answers. */
+/** @param {string} text @param {any[]} [tools] @param {Record<string, string>} [results] @param {{ system?: string, pageOrigin?: string }} [options] */
+function converse(text, tools = assistantTools, results = {}, { system: who = "Assistant", pageOrigin } = {}) {
+  const calls = [];
+  const history = [system(who), user(text)];
+  for (let step = 0; step < 20; step++) {
+    const reply = standInReply({ messages: history, tools }, { pageOrigin });
+    if (reply.finishReason === "stop") return { calls, answer: reply.content ?? "", history };
+    expect(reply.toolCalls).toHaveLength(1);
+    const [call] = reply.toolCalls;
+    calls.push([call.function.name, JSON.parse(call.function.arguments)]);
+    history.push({ role: "assistant", content: null, tool_calls: reply.toolCalls });
+    history.push({ role: "tool", tool_call_id: call.id, content: results[call.function.name] ?? `{"ran":"${call.function.name}"}` });
+  }
+  throw new Error("the stand-in never answered");
+}
+
 describe("standInReply: trigger words", () => {
   it('"remember" and "note" call save_note with the words after them', () => {
     expect(callFor("remember to buy milk")).toEqual(["save_note", { text: "to buy milk" }]);
@@ -105,37 +122,101 @@ describe("standInReply: trigger words", () => {
     for (const text of ["hello", "what time is it?", "my notebook is full", "annotate this", "she was asking me", "noted"]) {
       expect(callFor(text), text).toEqual(["current_time", { timeZone: "UTC" }]);
     }
-    // The words, but their tool is not offered: the next rule applies (here the clock; without one, text).
+    // The words, but their tool is not offered: the next rule applies (the other tools, each once).
     expect(callFor("remember to buy milk", [clockTool])).toEqual(["current_time", { timeZone: "UTC" }]);
     expect(callFor("ask me", [clockTool, saveNoteTool])).toEqual(["current_time", { timeZone: "UTC" }]);
-    expect(callFor("remember to buy milk", [listNotesTool])).toBeUndefined();
+    expect(callFor("remember to buy milk", [listNotesTool])).toEqual(["list_notes", {}]);
+    // Not even once every other tool has run: without their words the turn ends in an answer.
+    expect(converse("hello").calls.map(([name]) => name)).toEqual(["current_time", "list_notes"]);
     // tool_choice still rules: "none" calls nothing even with trigger words.
     expect(standInReply({ messages: [user("remember to buy milk")], tools: assistantTools, tool_choice: "none" }).finishReason).toBe("stop");
   });
 
-  it("answers once the triggered tool has a result, quoting it, whatever the result: saved, denied, or the user's answer", () => {
-    const history = (text, name, args, content) => [
-      system("Assistant"),
-      user(text),
-      { role: "assistant", content: null, tool_calls: [{ id: "call_standin_1", type: "function", function: { name, arguments: JSON.stringify(args) } }] },
-      { role: "tool", tool_call_id: "call_standin_1", content },
-    ];
-    const answer = (messages) => {
-      const reply = standInReply({ messages, tools: assistantTools });
-      expect(reply.toolCalls).toEqual([]);
-      expect(reply.content?.startsWith(STANDIN_MARK)).toBe(true);
-      return reply.content;
-    };
-    expect(answer(history("remember to buy milk", "save_note", { text: "to buy milk" }, '{"saved":"to buy milk","id":"n1"}'))).toContain(
-      'I called save_note, which returned {"saved":"to buy milk","id":"n1"}.',
-    );
+  it("calls the triggered tool first, then the others, and answers quoting each result: saved, denied, or the user's answer", () => {
+    const saved = converse("remember to buy milk", assistantTools, { save_note: '{"saved":"to buy milk","id":"n1"}', list_notes: '{"notes":["to buy milk"]}' });
+    expect(saved.calls.map(([name]) => name)).toEqual(["save_note", "current_time", "list_notes"]);
+    expect(saved.answer).toContain('I called save_note, which returned {"saved":"to buy milk","id":"n1"}; then current_time');
+    expect(saved.answer).toContain('then list_notes, which returned {"notes":["to buy milk"]}.');
     // A rejected approval comes back as the tool's result: the platform's words, as text.
-    expect(answer(history("remember to buy milk", "save_note", { text: "to buy milk" }, "The user did not approve this tool call: it was not run."))).toContain(
-      'I called save_note, which returned "The user did not approve this tool call: it was not run."',
+    const denied = converse("remember to buy milk", assistantTools, { save_note: "The user did not approve this tool call: it was not run." });
+    expect(denied.answer).toContain('I called save_note, which returned "The user did not approve this tool call: it was not run."');
+    const asked = converse("ask me", assistantTools, { ask_user: '{"optionId":"brief","label":"Briefly"}' });
+    expect(asked.calls.map(([name]) => name)).toEqual(["ask_user", "current_time", "list_notes"]);
+    expect(asked.answer).toContain('I called ask_user, and you answered {"optionId":"brief","label":"Briefly"};');
+  });
+});
+
+describe("standInReply: an author's tools", () => {
+  // As the starter's tenant and a newcomer's weather tenant offer them: plugin tools with zod-made schemas.
+  const forecastTool = {
+    type: "function",
+    function: {
+      name: "forecast",
+      description: "Tomorrow's weather forecast for a city.",
+      parameters: {
+        type: "object",
+        properties: {
+          city: { type: "string" },
+          days: { type: "integer", minimum: 1, maximum: 3 },
+          units: { type: "string", enum: ["metric", "imperial"] },
+          note: { type: "string" },
+        },
+        required: ["city", "days"],
+      },
+    },
+  };
+  const lookupTool = fn("lookup", { query: { type: "string", maxLength: 10 } }, ["query"]);
+
+  it("calls a custom tool with arguments synthesised from its schema, each tool once, then answers quoting the results", () => {
+    const { calls, answer } = converse("weather in Paris", [forecastTool, lookupTool, clockTool], {
+      forecast: '{"city":"weather in Paris","forecast":"sunny, 21 °C"}',
+      lookup: '{"found":"nothing yet"}',
+    });
+    // Required properties and those with an enum; strings the user's words (within maxLength), numbers the smallest valid.
+    expect(calls).toEqual([
+      ["forecast", { city: "weather in Paris", days: 1, units: "metric" }],
+      ["lookup", { query: "weather in" }],
+      ["current_time", { timeZone: "UTC" }],
+    ]);
+    expect(answer.startsWith(STANDIN_MARK)).toBe(true);
+    expect(answer).toContain(
+      'I called forecast, which returned {"city":"weather in Paris","forecast":"sunny, 21 °C"}; then lookup, which returned {"found":"nothing yet"}; then current_time',
     );
-    expect(answer(history("ask me", "ask_user", { question: "How?" }, '{"optionId":"brief","label":"Briefly"}'))).toContain(
-      'I called ask_user, and you answered {"optionId":"brief","label":"Briefly"}.',
-    );
+    expect(answer).toContain("I am no language model: I called each tool I was offered once");
+    // Deterministic, and each tool once per message of the person's: a second message calls them again.
+    expect(converse("weather in Paris", [forecastTool, lookupTool, clockTool]).calls).toEqual(calls);
+  });
+
+  it("calls ask_user, find_tools and approval-gated tools only when the user's words name them", () => {
+    const findTools = fn("find_tools", { query: { type: "string" } }, ["query"]);
+    const payTool = {
+      type: "function",
+      function: {
+        name: "pay_invoice",
+        description: "Pays an invoice. Needs the user's approval.",
+        parameters: { type: "object", properties: { id: { type: "string" } }, required: ["id"] },
+      },
+    };
+    const tools = [askUserTool, findTools, saveNoteTool, payTool, lookupTool];
+    expect(converse("hello", tools).calls.map(([name]) => name)).toEqual(["lookup"]);
+    // Their words: the trigger rows, or the tool's name outright.
+    expect(converse("find tools for maps", tools).calls[0]).toEqual(["find_tools", { query: "find tools for maps" }]);
+    expect(converse("please pay_invoice 42", tools).calls[0]).toEqual(["pay_invoice", { id: "please pay_invoice 42" }]);
+    expect(converse("run save_note please", tools).calls[0]).toEqual(["save_note", { text: "run save_note please" }]);
+    expect(converse("ask me a question", tools).calls.map(([name]) => name)).toEqual(["ask_user", "lookup"]);
+  });
+
+  it("delegates as before: at most once per request, never again after the round's results, the other tools before it", () => {
+    const first = converse("compare A2A and MCP", [delegateTool, lookupTool], {}, { system: "Researcher" });
+    expect(first.calls.map(([name]) => name)).toEqual(["lookup", "delegate"]);
+    // The round's results come back as a user message: no second delegation, no tool called again; the answer quotes them.
+    const head = roundResultHead(1, "research", '{"question":"compare A2A and MCP"}', "done");
+    const results = user(`Results of the subtasks delegated so far:\n\n${head}\n{"summary":"A2A is agent-to-agent"}`);
+    const reply = standInReply({ messages: [...first.history, results], tools: [delegateTool, lookupTool] });
+    expect(reply.finishReason).toBe("stop");
+    expect(reply.content).toContain("1 delegated subtask reported");
+    expect(reply.content).toContain('I called lookup, which returned {"ran":"lookup"}');
+    expect(reply.content).not.toContain("delegate, which returned");
   });
 });
 
@@ -150,9 +231,13 @@ describe("standInReply", () => {
     expect(standInReply(structuredClone(request))).toEqual(reply);
   });
 
-  it("calls the clock when offered one, never a tool that would need the network, then answers from the result", () => {
+  it("calls each offered tool once, a page fetch with a loopback URL only, then answers from the results", () => {
     const messages = [system("Assistant"), user("what time is it?")];
-    const call = standInReply({ messages, tools: [fetchTool, clockTool] });
+    const fetch = standInReply({ messages, tools: [fetchTool, clockTool] }, { pageOrigin: "http://127.0.0.1:8791" });
+    expect(fetch.toolCalls).toEqual([
+      { id: "call_standin_1", type: "function", function: { name: "fetch_page", arguments: '{"url":"http://127.0.0.1:8791/pages/what-time-is-it"}' } },
+    ]);
+    const call = standInReply({ messages, tools: [clockTool] });
     expect(call.finishReason).toBe("tool_calls");
     expect(call.content).toBeNull();
     expect(call.toolCalls).toEqual([{ id: "call_standin_1", type: "function", function: { name: "current_time", arguments: '{"timeZone":"UTC"}' } }]);
@@ -163,12 +248,10 @@ describe("standInReply", () => {
         { role: "assistant", content: null, tool_calls: call.toolCalls },
         { role: "tool", tool_call_id: "call_standin_1", content: '{"utc":"2026-01-01T00:00:00Z"}' },
       ],
-      tools: [fetchTool, clockTool],
+      tools: [clockTool],
     });
     expect(answer.finishReason).toBe("stop");
     expect(answer.content).toMatch(/^\[offline stand-in model\] .*current_time, which returned \{"utc":"2026-01-01T00:00:00Z"\}/);
-
-    expect(standInReply({ messages, tools: [fetchTool] }).finishReason).toBe("stop");
     expect(standInReply({ messages, tools: [clockTool], tool_choice: "none" }).finishReason).toBe("stop");
   });
 
@@ -187,10 +270,14 @@ describe("standInReply", () => {
     expect(second.toolCalls[0].id).toBe("call_standin_3");
   });
 
-  it("delegates first, with a subtask of the first listed type and its params filled from the request", () => {
-    const reply = standInReply({ messages: [system("Researcher"), user("compare A2A and MCP")], tools: [clockTool, delegateTool] });
+  it("delegates after the other tools, once, with a subtask of the first listed type and its params filled from the request", () => {
+    const { calls } = converse("compare A2A and MCP", [delegateTool, clockTool], {}, { system: "Researcher" });
+    expect(calls).toEqual([
+      ["current_time", { timeZone: "UTC" }],
+      ["delegate", { subtasks: [{ type: "research", params: { question: "compare A2A and MCP" } }] }],
+    ]);
+    const reply = standInReply({ messages: [system("Researcher"), user("compare A2A and MCP")], tools: [delegateTool] });
     expect(reply.toolCalls[0].function.name).toBe("delegate");
-    expect(JSON.parse(reply.toolCalls[0].function.arguments)).toEqual({ subtasks: [{ type: "research", params: { question: "compare A2A and MCP" } }] });
   });
 
   it("answers from delegated results, quoting the question, instead of delegating again", () => {

@@ -116,7 +116,20 @@ describe("npm start -- --once", () => {
     expect(run.stderr).toMatch(/^assistant ▹ \[offline stand-in model\] Assistant's offline stand-in/m);
     expect(run.stderr).toContain("pinned on first use");
     expect(run.stderr).toContain("assistant (Assistant), researcher (Researcher): signed cards verified against the pin");
+    // The tenants come from the deployment's own registry, and the conformance tenant waits for CONFORMANCE=1.
+    expect(run.stderr).toContain(
+      "registry    reference/tenants.ts (beside wrangler.jsonc's main reference/worker.ts) serves assistant, researcher; not now, their enabled(env) false with wrangler.jsonc vars and the dev secrets: conformance",
+    );
     expectNothingLeft(run);
+  });
+
+  it("refuses a tenant the registry does not list, saying where the list came from, before starting anything", async () => {
+    const run = await npmStart(["--once", "hello", "--tenant", "weather"]);
+    expect(run.code, explain(run)).toBe(2);
+    expect(run.stderr).toContain(
+      `unknown tenant "weather": the tenant registry reference/tenants.ts (beside wrangler.jsonc's main reference/worker.ts) lists assistant, researcher, conformance; choose assistant or researcher`,
+    );
+    expect(run.all).not.toContain("starting wrangler dev");
   });
 
   it("gives the assistant the dev MCP server: the stand-in calls its devtools__ tools and quotes them", async () => {
