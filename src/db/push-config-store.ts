@@ -1,4 +1,4 @@
-import { and, asc, count, eq } from "drizzle-orm";
+import { and, asc, count, eq, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { pushConfigs } from "./schema.js";
 
@@ -11,7 +11,17 @@ export class PushConfigStore {
   constructor(
     private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.#ofTask = db
+      .select()
+      .from(pushConfigs)
+      .where(eq(pushConfigs.taskId, sql.placeholder("taskId")))
+      .orderBy(asc(pushConfigs.createdAt), asc(pushConfigs.id))
+      .prepare();
+  }
+
+  /** Read by every turn's push: built once (drizzle's query building costs more than the read). */
+  readonly #ofTask;
 
   /**
    * Adds, or replaces by id, a config of an existing task. A new id beyond
@@ -49,6 +59,6 @@ export class PushConfigStore {
 
   /** Every config of a task, oldest first. */
   all(taskId: string): PushConfigRow[] {
-    return this.db.select().from(pushConfigs).where(eq(pushConfigs.taskId, taskId)).orderBy(asc(pushConfigs.createdAt), asc(pushConfigs.id)).all();
+    return this.#ofTask.all({ taskId });
   }
 }

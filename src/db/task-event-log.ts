@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, max } from "drizzle-orm";
+import { and, asc, desc, eq, gt, max, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { taskEvents } from "./schema.js";
 
@@ -15,7 +15,37 @@ export class TaskEventLog {
   constructor(
     private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    const taskId = sql.placeholder("taskId");
+    this.#lastSeq = db
+      .select({ seq: max(taskEvents.seq) })
+      .from(taskEvents)
+      .where(eq(taskEvents.taskId, taskId))
+      .prepare();
+    this.#append = db
+      .insert(taskEvents)
+      .values({
+        taskId,
+        seq: sql.placeholder("seq"),
+        kind: sql.placeholder("kind"),
+        eventJson: sql.placeholder("eventJson"),
+        createdAt: sql.placeholder("createdAt"),
+      })
+      .returning()
+      .prepare();
+    this.#latest = db
+      .select()
+      .from(taskEvents)
+      .where(and(eq(taskEvents.taskId, taskId), eq(taskEvents.kind, sql.placeholder("kind"))))
+      .orderBy(desc(taskEvents.seq))
+      .limit(1)
+      .prepare();
+  }
+
+  // Run on every event and every push: built once (drizzle's query building costs more than the read).
+  readonly #lastSeq;
+  readonly #append;
+  readonly #latest;
 
   /**
    * Appends the task's next event (`seq` one past its last). Synchronous, so
@@ -23,18 +53,12 @@ export class TaskEventLog {
    */
   append(taskId: string, event: NewTaskEvent): TaskEventRow {
     const seq = this.lastSeq(taskId) + 1;
-    return this.db.insert(taskEvents).values({ taskId, seq, kind: event.kind, eventJson: event.json, createdAt: this.now() }).returning().get();
+    return this.#append.get({ taskId, seq, kind: event.kind, eventJson: event.json, createdAt: this.now() });
   }
 
   /** The task's last `seq`; 0 before its first event. */
   lastSeq(taskId: string): number {
-    return (
-      this.db
-        .select({ seq: max(taskEvents.seq) })
-        .from(taskEvents)
-        .where(eq(taskEvents.taskId, taskId))
-        .get()?.seq ?? 0
-    );
+    return this.#lastSeq.get({ taskId })?.seq ?? 0;
   }
 
   /** The task's events after `seq`, in order. */
@@ -58,12 +82,6 @@ export class TaskEventLog {
 
   /** The task's latest event of `kind`. */
   latest(taskId: string, kind: NewTaskEvent["kind"]): TaskEventRow | undefined {
-    return this.db
-      .select()
-      .from(taskEvents)
-      .where(and(eq(taskEvents.taskId, taskId), eq(taskEvents.kind, kind)))
-      .orderBy(desc(taskEvents.seq))
-      .limit(1)
-      .get();
+    return this.#latest.get({ taskId, kind });
   }
 }

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gte, inArray, isNull, lt, notInArray, or, sum, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, inArray, isNull, lt, notInArray, or, sql, sum, type SQL } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { idSlices } from "./id-slices.js";
 import { decodeCursor, encodeCursor } from "./list-cursor.js";
@@ -55,10 +55,24 @@ export class TaskStore {
     private readonly now: () => number = Date.now,
   ) {
     this.#final = new Set(finalStates);
+    this.#byId = db
+      .select()
+      .from(tasks)
+      .where(eq(tasks.id, sql.placeholder("id")))
+      .prepare();
+    this.#rewrite = db
+      .update(tasks)
+      .set({ state: sql`${sql.placeholder("state")}`, statusAt: sql`${sql.placeholder("statusAt")}`, taskJson: sql`${sql.placeholder("json")}` })
+      .where(eq(tasks.id, sql.placeholder("id")))
+      .prepare();
   }
 
+  // Read and written several times a turn: built once (drizzle's query building costs more than the query).
+  readonly #byId;
+  readonly #rewrite;
+
   get(id: string): TaskRow | undefined {
-    return this.db.select().from(tasks).where(eq(tasks.id, id)).get();
+    return this.#byId.get({ id });
   }
 
   /** The task a `messageId` created or was taken into (a follow-up message on it). */
@@ -115,7 +129,7 @@ export class TaskStore {
     const row = this.get(task.id);
     if (!row) return { kind: "missing" };
     if (this.#final.has(row.state)) return { kind: "final", row };
-    this.db.update(tasks).set({ state: task.state, statusAt: task.statusAt, taskJson: task.json }).where(eq(tasks.id, task.id)).run();
+    this.#rewrite.run({ id: task.id, state: task.state, statusAt: task.statusAt, json: task.json });
     return { kind: "written" };
   }
 

@@ -1,4 +1,4 @@
-import { asc, count, eq } from "drizzle-orm";
+import { asc, count, eq, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { turns } from "./schema.js";
 
@@ -9,7 +9,19 @@ export class TurnLedger {
   constructor(
     private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    const taskId = sql.placeholder("taskId");
+    this.#byTask = db.select().from(turns).where(eq(turns.taskId, taskId)).prepare();
+    this.#progress = db
+      .update(turns)
+      .set({ progressAt: sql`${sql.placeholder("at")}`, expectedBy: sql`${sql.placeholder("expectedBy")}` })
+      .where(eq(turns.taskId, taskId))
+      .prepare();
+  }
+
+  // Run on every call a turn makes into the object: built once (drizzle's query building costs more than the write).
+  readonly #byTask;
+  readonly #progress;
 
   /** Records a turn once, expected to report within `expectWithinMs`; a second call for the same task keeps the first record. */
   open(taskId: string, instanceId: string, params: unknown, expectWithinMs: number): TurnRow {
@@ -23,7 +35,7 @@ export class TurnLedger {
   }
 
   get(taskId: string): TurnRow | undefined {
-    return this.db.select().from(turns).where(eq(turns.taskId, taskId)).get();
+    return this.#byTask.get({ taskId });
   }
 
   all(): TurnRow[] {
@@ -33,11 +45,7 @@ export class TurnLedger {
   /** The turn reported in, and will again within `expectWithinMs`. */
   progress(taskId: string, expectWithinMs: number): void {
     const at = this.now();
-    this.db
-      .update(turns)
-      .set({ progressAt: at, expectedBy: at + expectWithinMs })
-      .where(eq(turns.taskId, taskId))
-      .run();
+    this.#progress.run({ taskId, at, expectedBy: at + expectWithinMs });
   }
 
   recordOutcome(taskId: string, outcome: unknown, expectWithinMs: number): void {
