@@ -13,6 +13,7 @@ import { assertPortFree, freePort } from "./http.mjs";
 import { startDevMcpServer } from "./mcp-devtools.mjs";
 import { startStandInModel } from "./model-server.mjs";
 import { describeTenants, loadTenants } from "./tenants.mjs";
+import { restartingWorker } from "./worker-restarts.mjs";
 import { spawnWrangler } from "./wrangler.mjs";
 
 export const DEFAULT_PORTS = { worker: 8787, gatekeeper: 8790, model: 8791, mcp: 8793 };
@@ -94,7 +95,7 @@ export function createStack(options) {
   let standIn;
   /** @type {Awaited<ReturnType<typeof startDevMcpServer>> | undefined} */
   let mcp;
-  /** @type {ReturnType<typeof spawnWrangler> | undefined} */
+  /** @type {ReturnType<typeof restartingWorker<ReturnType<typeof spawnWrangler>>> | undefined} */
   let worker;
   let stopped = false;
   const check = () => {
@@ -161,21 +162,35 @@ export function createStack(options) {
 
     const inspectorPort = await freePort();
     check();
-    worker = spawnWrangler({
-      root,
-      port: ports.worker,
-      inspectorPort,
-      vars,
-      secrets,
-      // The dev secrets file (A2A_SIGNING_KEY…), then the secrets of this run, which win.
-      envFiles: [paths.devVarsFile],
-      secretsFile: paths.secretsFile,
-      persistTo: paths.persistTo,
-      logFile: paths.logFile,
+    const readyWithin = options.readyTimeoutMs ?? READY_TIMEOUT_MS;
+    worker = restartingWorker({
+      spawn: (onLine) =>
+        spawnWrangler({
+          root,
+          port: ports.worker,
+          inspectorPort,
+          vars,
+          secrets,
+          // The dev secrets file (A2A_SIGNING_KEY…), then the secrets of this run, which win.
+          envFiles: [paths.devVarsFile],
+          secretsFile: paths.secretsFile,
+          persistTo: paths.persistTo,
+          logFile: paths.logFile,
+          onLine,
+        }),
+      ready: (spawned) => spawned.ready(devVars.signingKey, readyWithin),
       onLine: options.onWorkerLine,
+      onRestart: (phase, detail) =>
+        progress(
+          phase === "restarting"
+            ? `worker      out of open files (local workerd keeps some for every finished turn): restarting wrangler dev on the same state…`
+            : phase === "restarted"
+              ? `worker      ${worker?.origin} is back; turns it cut off are re-driven by their caller's object`
+              : `worker      did not come back: ${detail}`,
+        ),
     });
     progress(`worker      ${worker.origin}  starting wrangler dev --local (log: ${rel(paths.logFile)})…`);
-    await worker.ready(devVars.signingKey, options.readyTimeoutMs ?? READY_TIMEOUT_MS);
+    await worker.ready();
     check();
 
     if (options.unpin && gatekeeper.unpin(worker.origin))
