@@ -14,6 +14,7 @@ import { createHost } from "./lib/host.mjs";
 import { compare, runPool } from "./lib/load.mjs";
 import { floorTurnsNeeded, measureFloor } from "./lib/floor.mjs";
 import { describeMachine } from "./lib/machine.mjs";
+import { saveProfile, startProfile } from "./lib/profile.mjs";
 import { sleep } from "./lib/net.mjs";
 import { renderFloorText, renderReadme, renderText } from "./lib/report.mjs";
 import { soakSectionOf } from "./lib/soak-report.mjs";
@@ -359,7 +360,16 @@ async function measureMain({ host, gatekeeper, config, deadline, floorSides }) {
 /** The floor comparison (lib/floor.mjs), neither side's Worker reloaded meanwhile. */
 async function runFloor(sides, config, deadline) {
   const settle = (host, gatekeeper, maxMs) => settleTurns(host, gatekeeper, maxMs, deadline);
-  const floor = await measureFloor({ sides, config: config.floor, deadline, settle, say });
+  const profile = process.env.BENCH_PROFILE
+    ? {
+        start: (host) => startProfile(host.worker.inspectorPort),
+        done: async (taken) => {
+          await mkdir(join(BENCH_DIR, "results"), { recursive: true });
+          for (const line of await saveProfile(taken, join(BENCH_DIR, "results", "project-turns.cpuprofile"))) say(line);
+        },
+      }
+    : undefined;
+  const floor = await measureFloor({ sides, config: config.floor, deadline, settle, say, profile });
   for (const side of Object.values(sides)) assertNoReload(side.host);
   return floor;
 }

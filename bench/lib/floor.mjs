@@ -19,9 +19,10 @@ export const floorTurnsNeeded = (config) => 1 + 2 * config.callers + config.turn
  * (a gatekeeper of its own each: its counts and pushes are that side's alone);
  * `settle(host, gatekeeper, maxMs)` waits for a host's turns to die down.
  * @param {{ sides: Record<"project" | "floor", { host: any, gatekeeper: any }>, config: { callers: number, turns: number, sequential: number,
- *   n: number, concurrency: number, warmup: number, rounds: number }, deadline: number, settle: Function, say: (line: string) => void }} options
+ *   n: number, concurrency: number, warmup: number, rounds: number }, deadline: number, settle: Function, say: (line: string) => void,
+ *   profile?: { start: (host: any) => Promise<{ stop: () => Promise<any> }>, done: (profile: any) => Promise<void> } }} options
  */
-export async function measureFloor({ sides, config, deadline, settle, say }) {
+export async function measureFloor({ sides, config, deadline, settle, say, profile }) {
   const names = /** @type {const} */ (["project", "floor"]);
   const run = Date.now().toString(36);
   /** Per side: its callers (16 at a time, and one at rest) and the task its GetTask reads. */
@@ -53,7 +54,10 @@ export async function measureFloor({ sides, config, deadline, settle, say }) {
     say(`Floor: round ${round + 1} of ${config.rounds} (${order.join(", ")})`);
     for (const name of order) {
       const { callers, atRest, common } = setup[name];
+      // BENCH_PROFILE: the project's first loaded batch under the profiler (lib/profile.mjs).
+      const profiling = profile && name === "project" && round === 0 ? await profile.start(sides[name].host) : undefined;
       const loaded = await measureTurns({ ...common, callers, count: share(config.turns, round), concurrency: config.callers, label: `${name} loaded` });
+      if (profiling && profile) await profile.done(await profiling.stop());
       const rest = await measureTurns({ ...common, caller: atRest, count: share(config.sequential, round), concurrency: 1, label: `${name} at rest` });
       batches[name].loaded.push(loaded.summary);
       batches[name].atRest.push(rest.summary);

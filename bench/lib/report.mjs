@@ -588,6 +588,12 @@ README as it is; \`--without floor\` leaves it out. \`npm run bench -- --smoke\`
 minute: \`BENCH_ROUNDS\` 2 and the smoke sizes above) and only prints the ratios, asserting nothing and
 writing no file; CI runs it.
 
+**Profiling.** \`BENCH_PROFILE=1 npm run bench -- --only floor\` runs the project's first loaded batch
+of the floor comparison under V8's sampling profiler, over wrangler's inspector port
+(\`bench/lib/profile.mjs\`): it prints the heaviest functions (their own time, and with what they
+called) and writes \`bench/results/project-turns.cpuprofile\` for Chrome DevTools or speedscope.
+The profiler costs time itself: read its shares, not that run's figures.
+
 \`npm run bench:soak\` is a separate run: turns from many callers with failures injected and the
 Worker killed and restarted part-way, for recovery rather than speed. It writes its own section,
 "Soak and recovery" at the end of this README, which \`npm run bench\` keeps as it is.

@@ -28,6 +28,8 @@ export async function spawnWorker({ root, vars, secrets, persistTo: given, env =
   const { kid, x } = JSON.parse(secrets.A2A_SIGNING_KEY);
   return {
     port,
+    /** The Worker's isolate over the Chrome DevTools protocol (lib/profile.mjs). */
+    inspectorPort,
     origin: wrangler.origin,
     persistTo,
     pid: wrangler.pgid,
