@@ -1,6 +1,5 @@
 import { Agent } from "agents";
 import { agentStartFailed, invalidParams, quotaExceeded, taskNotCancelable, taskNotFound, toRpcErrorValue, unsupportedOperation } from "../a2a/errors.js";
-import { MAX_PUSH_CONFIGS_PER_TASK } from "../a2a/push-config.js";
 import { TERMINAL_STATE_NAMES, USAGE_KEY } from "../a2a/wire.js";
 import {
   accepted,
@@ -47,6 +46,7 @@ import { pushOf, pushPlanOf, pushTargetsOf, queueRedelivery, recordDeadLetters, 
 import { messageFingerprint } from "./message-fingerprint.js";
 import { continueTask, type Continued } from "./multi-turn.js";
 import { pushConfigOf, withConfigIds } from "./push-config-ids.js";
+import { configsOf, hasConfig, putConfig } from "./push-configs.js";
 import { reconcileTurns, type ReconcileAction } from "./reconcile-turns.js";
 import { DEFAULT_RECOVERY_POLICY, type RecoveryPolicy } from "./recovery-policy.js";
 import { SelfOrigin } from "./self-origin.js";
@@ -254,8 +254,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         // A turn still open is named again, so the edge restarts an instance
         // that never appeared (creating it is idempotent).
         assertSameMessage(this.agentDb.tasks.fingerprintOf(messageId), fingerprint, messageId);
-        if (input.pushConfig && !this.#hasConfig(existing.id, input.pushConfig)) {
-          queued = queueRedelivery(this.agentDb, existing.id, this.#putConfig(existing.id, input.pushConfig).id) ? existing.id : undefined;
+        if (input.pushConfig && !hasConfig(this.agentDb, existing.id, input.pushConfig)) {
+          queued = queueRedelivery(this.agentDb, existing.id, putConfig(this.agentDb, existing.id, input.pushConfig).id) ? existing.id : undefined;
         }
         const open = this.agentDb.turns.get(existing.id);
         const task = shapeTask(taskOf(existing), { historyLength: input.historyLength, includeArtifacts: true });
@@ -488,31 +488,12 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     let queued = false;
     const verdict = settle(() => {
       this.#requireTask(taskId);
-      const stored = this.#putConfig(taskId, config);
+      const stored = putConfig(this.agentDb, taskId, config);
       queued = queueRedelivery(this.agentDb, taskId, stored.id);
       return stored;
     });
     if (queued) await this.#redeliver(taskId, { tenant: from.tenant, agentId: this.ctx.id.toString(), origin: from.origin });
     return verdict;
-  }
-
-  /** Whether the task has this config already: the one with its id, or (without an id) one to the same URL with the same token and authentication. */
-  #hasConfig(taskId: string, config: PushConfigJson): boolean {
-    const same = (a: PushConfigJson, b: PushConfigJson) =>
-      a.url === b.url && (a.token ?? "") === (b.token ?? "") && JSON.stringify(a.authentication ?? null) === JSON.stringify(b.authentication ?? null);
-    return this.#configs(taskId).some((stored) => (config.id ? stored.id === config.id && same(stored, config) : same(stored, config)));
-  }
-
-  /** Stores a config on a task (replacing one with its id); -32602 past the per-task cap. */
-  #putConfig(taskId: string, config: PushConfigJson): PushConfigJson & { id: string } {
-    const stored = withConfigIds(config, taskId);
-    const put = this.agentDb.pushConfigs.put(taskId, stored.id, JSON.stringify(stored), MAX_PUSH_CONFIGS_PER_TASK);
-    if (put.kind === "full") {
-      throw invalidParams(
-        `Task ${JSON.stringify(taskId)} already has ${put.held} push configs, the most one task may have (${MAX_PUSH_CONFIGS_PER_TASK}): delete one or replace one by its id`,
-      );
-    }
-    return stored;
   }
 
   async getPushConfig(taskId: string, configId: string): Promise<Verdict<PushConfigJson>> {
@@ -529,7 +510,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     if (this.#startFailure) return this.#notStarted();
     return settle(() => {
       this.#requireTask(taskId);
-      return this.#configs(taskId);
+      return configsOf(this.agentDb, taskId);
     });
   }
 
@@ -547,10 +528,6 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const row = this.agentDb.tasks.get(taskId);
     if (!row) throw taskNotFound(taskId);
     return row;
-  }
-
-  #configs(taskId: string): PushConfigJson[] {
-    return this.agentDb.pushConfigs.all(taskId).map((row) => pushConfigOf(row.configJson));
   }
 
   // ── the turn Workflow's calls ────────────────────────────────────────────
@@ -788,7 +765,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const status = latest
       ? { seq: latest.seq, statusUpdate: (JSON.parse(latest.eventJson) as { statusUpdate: StatusUpdateJson }).statusUpdate }
       : { seq: 0, statusUpdate: statusUpdateOf(task) };
-    return accepted({ task, configs: this.#configs(taskId), status });
+    return accepted({ task, configs: configsOf(this.agentDb, taskId), status });
   }
 
   async turnProgress(taskId: string, nextAttemptWithinMs: number): Promise<Verdict<null>> {
