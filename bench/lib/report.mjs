@@ -218,7 +218,7 @@ function sections(r) {
     ...(r.seeding.marks?.length
       ? [
           {
-            title: "Seeding, tenth by tenth: a turn costs more the longer the caller's conversation",
+            title: "Seeding, tenth by tenth: does a turn cost more as the caller holds more tasks?",
             headers: ["tasks so far", "seconds sending", "tasks/s over this tenth"],
             rows: r.seeding.marks.map((m, i) => {
               const prev = r.seeding.marks[i - 1] ?? { tasks: 0, sendingMs: 0 };
@@ -359,23 +359,13 @@ so a slow spell hits every kind alike.
   the caller's task count (the page is the same size; \`totalSize\` counts every task).
 - **Seeding** — how fast \`SendMessage\` created those tasks, ${c.seedConcurrency} in flight. Each
   one is accepted (a verified call, a Durable Object write) and runs a turn through the local
-  Workflows engine, and every one of those turns goes into the caller's one conversation (the
-  \`assistant\` keeps one per caller). Reading it walks the whole message path (\`agents/sessions\`:
-  a recursive query over every message, up to 10,000 of them), and the model request carries
-  it (about 50 bytes more per turn here, to some 130 KiB, until a compaction folds it at around
-  1,700 turns). So a turn costs more the more turns the caller has had: the tenth-by-tenth
-  table shows it, and it is why seeding is most of the run. Past about 5,000 turns (10,000
-  messages) it gets much slower still: the session keeps its running token estimate only for
-  paths of up to 10,000 messages (\`MAX_PATH_DEPTH\` in \`agents/sessions\`), so from there on every
-  append re-walks 10,000 rows. Seeding 10,000 tasks at 4 in flight, once, on this machine: the
-  first thousand took 27 s of sending, the fifth 95 s, the sixth 696 s, and the run was stopped
-  there; at that pace a default run would take well over an hour, which is why the figures
-  below may come from a smaller \`BENCH_LARGE_TASKS\` (the tables say how many). More in flight does not help: the
-  turns queue on the caller's one Durable Object. At 16 in flight, once the conversation had
-  passed its compaction threshold, about every turn set off a compaction of its own (some 500
-  model calls per 250 turns), \`SendMessage\` took seconds and one ran past the bench's 15 s
-  timeout at about 5,000 turns; at 4 in flight there were a few dozen extra summaries around the
-  threshold, one at a time exactly one. *seconds sending* and *tasks/s* count only the time
+  Workflows engine. Each task opens a context of its own (the \`assistant\` keeps one conversation
+  per A2A context), so what grows is the caller's store (its tasks, their events, the
+  \`messageId\`s it accepted), not a conversation: the tenth-by-tenth table shows whether a turn
+  costs more as the caller holds more tasks (a long conversation is the "Conversations" section's
+  workload). Until wave 2 every task joined the caller's one conversation and seeding slowed from
+  47 to 16 tasks/s over 4,000 tasks and far more past 5,000. More in flight does not help: the
+  turns queue on the caller's one Durable Object. *seconds sending* and *tasks/s* count only the time
   spent sending; *fresh workerd* is how many times, and for how long, the bench waited for
   every turn to push and started a new workerd (see "Fresh workerd processes" below); *then
   turns settled* is the wait for the last turns' pushes plus 2 s of quiet.
@@ -567,7 +557,7 @@ section as it is, \`npm run bench -- --only conversations\` runs them alone (\`B
 | \`BENCH_TURN_WARMUP\` | 10 | warm-up turns, not reported |
 | \`BENCH_LIST_N\` | 500 | ListTasks calls per caller |
 | \`BENCH_SMALL_TASKS\` | 100 | tasks of the small caller |
-| \`BENCH_LARGE_TASKS\` | 4000 | tasks of the large caller (10,000 takes over an hour here: see Seeding) |
+| \`BENCH_LARGE_TASKS\` | 10000 | tasks of the large caller |
 | \`BENCH_SEED_CONCURRENCY\` | 4 | SendMessage calls in flight while seeding |
 | \`BENCH_TURNS_PER_WORKER\` | from the open-file limit | turns a workerd runs before a fresh one takes over |
 | \`BENCH_STATE_DIR\` | \`/dev/shm\` if it has room, else the temp dir | where the throw-away storage goes |
@@ -579,8 +569,7 @@ section as it is, \`npm run bench -- --only conversations\` runs them alone (\`B
 | \`BENCH_FLOOR_WARMUP\` | 100 (smoke 20) | floor comparison: warm-up requests per kind |
 
 For a quick check: \`BENCH_N=300 BENCH_SEQ_N=100 BENCH_LIST_N=50 BENCH_TURNS=60 BENCH_TURNS_SEQUENTIAL=30 BENCH_LARGE_TASKS=1000 npm run bench\`
-(it rewrites this README too). \`BENCH_LARGE_TASKS=4000\` stays below the slow-down past 5,000
-turns and takes about 7 minutes.
+(it rewrites this README too).
 
 The floor comparison ("Floor" above) runs after the turns. \`npm run bench -- --only floor\` runs it
 alone at these sizes: it prints its table and writes \`bench/results/floor.json\`, and leaves this
