@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, lt } from "drizzle-orm";
+import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { rounds, subtasks } from "./schema.js";
 
@@ -24,14 +24,19 @@ export class SubtaskStore {
   constructor(
     private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {}
-
-  decision(taskId: string, round: number): RoundDecision | undefined {
-    const row = this.db
+  ) {
+    this.#decision = db
       .select()
       .from(rounds)
-      .where(and(eq(rounds.taskId, taskId), eq(rounds.round, round)))
-      .get();
+      .where(and(eq(rounds.taskId, sql.placeholder("taskId")), eq(rounds.round, sql.placeholder("round"))))
+      .prepare();
+  }
+
+  /** Read several times a round: built once (drizzle's query building costs more than the read). */
+  readonly #decision;
+
+  decision(taskId: string, round: number): RoundDecision | undefined {
+    const row = this.#decision.get({ taskId, round });
     return row ? (JSON.parse(row.decisionJson) as RoundDecision) : undefined;
   }
 

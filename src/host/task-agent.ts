@@ -88,6 +88,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    */
   readonly #running = new Map<string, { round: number; done: Promise<Verdict<TurnStep>>; abort: AbortController }>();
   #retentionArmed = false;
+  #reconcileArmed = false;
   #telemetry: Telemetry | undefined;
   #agentEvents: ObjectEvents | undefined;
 
@@ -781,7 +782,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     if (closing && this.agentDb.redeliveries.of(taskId).length > 0) {
       await this.#redeliver(taskId, JSON.parse(closing.paramsJson) as TurnParams);
     }
-    if (this.agentDb.turns.size === 0) await this.#stopReconciling();
+    // The schedule stays: the next pass finds nothing open and stops it. A caller's turns back to
+    // back keep one schedule instead of arming and cancelling it per turn (a dozen SQL statements).
     return accepted(null);
   }
 
@@ -952,12 +954,26 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
 
   /** The reconcile pass runs on the SDK's scheduler: an interval schedule, one per object. */
   async #ensureReconciling(): Promise<void> {
-    await this.scheduleEvery(Math.max(1, Math.round(this.recoveryPolicy().reconcileEveryMs / 1000)), "reconcileTurns");
+    // Armed by this instance and not stopped since: scheduleEvery is idempotent, but not free.
+    if (this.#reconcileArmed) return;
+    this.#reconcileArmed = true;
+    try {
+      await this.scheduleEvery(Math.max(1, Math.round(this.recoveryPolicy().reconcileEveryMs / 1000)), "reconcileTurns");
+    } catch (error) {
+      this.#reconcileArmed = false;
+      throw error;
+    }
   }
 
   async #stopReconciling(): Promise<void> {
+    this.#reconcileArmed = false;
     for (const schedule of await this.listSchedules({ type: "interval" })) {
       if (schedule.callback === "reconcileTurns") await this.cancelSchedule(schedule.id);
+    }
+    // A turn opened while this ran (its call came in at an await) must keep a schedule.
+    if (this.agentDb.turns.size > 0) {
+      this.#reconcileArmed = false;
+      await this.#ensureReconciling();
     }
   }
 
