@@ -1,6 +1,7 @@
 import { DEAD_LETTERS_KEY } from "../a2a/wire.js";
 import type { DeadLetter, PushOut, PushPlan, PushTargets, RedeliveryOutcome, StatusUpdateJson, StreamEventJson, TaskJson } from "../boundary/index.js";
 import type { AgentDB } from "../db/agent-db.js";
+import type { TaskRow } from "../db/task-store.js";
 import { pushConfigOf } from "./push-config-ids.js";
 import { stateOfEvent } from "./task-events.js";
 import { shapeTask, taskOf } from "./task-wire.js";
@@ -16,14 +17,15 @@ export function pushTargetsOf(db: AgentDB, taskId: string): PushTargets | undefi
   return { seq, configIds: db.pushConfigs.all(taskId).map((row) => row.id) };
 }
 
-/** A terminal task's push to every config, built once (`TurnStep` "finished"); `undefined` for an unknown task. */
-export function pushPlanOf(db: AgentDB, taskId: string): PushPlan | undefined {
-  const row = db.tasks.get(taskId);
-  if (!row) return undefined;
-  const seq = db.events.latest(taskId, "status")?.seq ?? 0;
-  const configs = db.pushConfigs.all(taskId).map((config) => ({ id: config.id, config: pushConfigOf(config.configJson) }));
-  return { seq, body: { task: shapeTask(taskOf(row), { includeArtifacts: true }) }, configs };
+/** A terminal task's push to every config, built once from its row (`TurnStep` "finished"). */
+export function pushPlanOf(db: AgentDB, row: TaskRow): PushPlan {
+  const seq = db.events.latest(row.id, "status")?.seq ?? 0;
+  const configs = db.pushConfigs.all(row.id).map((config) => ({ id: config.id, config: pushConfigOf(config.configJson) }));
+  return { seq, body: terminalPush(row), configs };
 }
+
+/** What a push of a terminal status carries: the task as it is, artifacts and all. */
+const terminalPush = (row: TaskRow): StreamEventJson => ({ task: shapeTask(taskOf(row), { includeArtifacts: true }) });
 
 /**
  * The push of event `seq` to one config as it goes out now: a terminal
@@ -37,9 +39,8 @@ export function pushOf(db: AgentDB, taskId: string, configId: string, seq: numbe
   if (!config) return { gone: true };
   const event = db.events.at(taskId, seq);
   const state = event && stateOfEvent(event);
-  const task = taskOf(row);
   let body: StreamEventJson;
-  if (!event || !state || db.tasks.isFinal(state)) body = { task: shapeTask(task, { includeArtifacts: true }) };
+  if (!event || !state || db.tasks.isFinal(state)) body = terminalPush(row);
   else body = { statusUpdate: (JSON.parse(event.eventJson) as { statusUpdate: StatusUpdateJson }).statusUpdate };
   return { config: pushConfigOf(config.configJson), body };
 }

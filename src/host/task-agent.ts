@@ -598,8 +598,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       if (!finished.ok) return finished;
     }
     const row = this.agentDb.tasks.get(taskId);
-    const push = pushPlanOf(this.agentDb, taskId);
-    if (!row || !push) return refused(taskNotFound(taskId));
+    if (!row) return refused(taskNotFound(taskId));
+    const push = pushPlanOf(this.agentDb, row);
     const closed = push.configs.length === 0;
     if (closed) await this.turnDelivered(taskId);
     return accepted({ kind: "finished", state: row.state, push, closed });

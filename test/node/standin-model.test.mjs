@@ -57,7 +57,11 @@ const delegateTool = {
 };
 
 // The reference assistant's notes tools and the platform's ask_user control tool, as a request offers them.
-const fn = (name, properties = {}, required = []) => ({ type: "function", function: { name, parameters: { type: "object", properties, required } } });
+/** @param {string} [description] */
+const fn = (name, properties = {}, required = [], description) => ({
+  type: "function",
+  function: { name, ...(description ? { description } : {}), parameters: { type: "object", properties, required } },
+});
 const saveNoteTool = fn("save_note", { text: { type: "string" } }, ["text"]);
 const listNotesTool = fn("list_notes");
 const askUserTool = fn("ask_user", { question: { type: "string" }, choices: { type: "array" }, allowFreeform: { type: "boolean" } }, ["question"]);
@@ -148,23 +152,17 @@ describe("standInReply: trigger words", () => {
 
 describe("standInReply: an author's tools", () => {
   // As the starter's tenant and a newcomer's weather tenant offer them: plugin tools with zod-made schemas.
-  const forecastTool = {
-    type: "function",
-    function: {
-      name: "forecast",
-      description: "Tomorrow's weather forecast for a city.",
-      parameters: {
-        type: "object",
-        properties: {
-          city: { type: "string" },
-          days: { type: "integer", minimum: 1, maximum: 3 },
-          units: { type: "string", enum: ["metric", "imperial"] },
-          note: { type: "string" },
-        },
-        required: ["city", "days"],
-      },
+  const forecastTool = fn(
+    "forecast",
+    {
+      city: { type: "string" },
+      days: { type: "integer", minimum: 1, maximum: 3 },
+      units: { type: "string", enum: ["metric", "imperial"] },
+      note: { type: "string" },
     },
-  };
+    ["city", "days"],
+    "Tomorrow's weather forecast for a city.",
+  );
   const lookupTool = fn("lookup", { query: { type: "string", maxLength: 10 } }, ["query"]);
 
   it("calls a custom tool with arguments synthesised from its schema, each tool once, then answers quoting the results", () => {
@@ -189,14 +187,7 @@ describe("standInReply: an author's tools", () => {
 
   it("calls ask_user, find_tools and approval-gated tools only when the user's words name them", () => {
     const findTools = fn("find_tools", { query: { type: "string" } }, ["query"]);
-    const payTool = {
-      type: "function",
-      function: {
-        name: "pay_invoice",
-        description: "Pays an invoice. Needs the user's approval.",
-        parameters: { type: "object", properties: { id: { type: "string" } }, required: ["id"] },
-      },
-    };
+    const payTool = fn("pay_invoice", { id: { type: "string" } }, ["id"], "Pays an invoice. Needs the user's approval.");
     const tools = [askUserTool, findTools, saveNoteTool, payTool, lookupTool];
     expect(converse("hello", tools).calls.map(([name]) => name)).toEqual(["lookup"]);
     // Their words: the trigger rows, or the tool's name outright.
