@@ -2,6 +2,9 @@ import { definePlugin } from "@dynamicagents/core/plugin";
 import { tool } from "ai";
 import { z } from "zod";
 
+// A schema defined once is converted to JSON Schema once per isolate, not per turn (docs/tools.md).
+const currentTimeInput = z.object({ timeZone: z.string().describe("IANA time zone name").default("UTC") });
+
 /** Tells the time anywhere: models do not know what time it is. */
 export const clockPlugin = (now: () => Date = () => new Date()) =>
   definePlugin({
@@ -12,7 +15,7 @@ export const clockPlugin = (now: () => Date = () => new Date()) =>
         tools: {
           current_time: tool({
             description: "The current date and time, in UTC and in the given IANA time zone (for example Asia/Tokyo).",
-            inputSchema: z.object({ timeZone: z.string().describe("IANA time zone name").default("UTC") }),
+            inputSchema: currentTimeInput,
             execute: async ({ timeZone }) => {
               const at = now();
               try {

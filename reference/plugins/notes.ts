@@ -2,6 +2,9 @@ import { definePlugin } from "@dynamicagents/core/plugin";
 import { tool } from "ai";
 import { z } from "zod";
 
+// A schema defined once is converted to JSON Schema once per isolate, not per turn (docs/tools.md).
+const saveNoteInput = z.object({ text: z.string().min(1).max(2000).describe("the note") });
+const listNotesInput = z.object({});
 const DDL = "CREATE TABLE IF NOT EXISTS notes_items (id TEXT PRIMARY KEY, text TEXT NOT NULL, created_at INTEGER NOT NULL)";
 
 /**
@@ -19,7 +22,7 @@ export const notesPlugin = (storage: DurableObjectStorage) =>
         tools: {
           save_note: tool({
             description: "Saves a note for the user. The user is asked to approve it first.",
-            inputSchema: z.object({ text: z.string().min(1).max(2000).describe("the note") }),
+            inputSchema: saveNoteInput,
             needsApproval: true,
             execute: async ({ text }) => {
               const id = crypto.randomUUID();
@@ -29,7 +32,7 @@ export const notesPlugin = (storage: DurableObjectStorage) =>
           }),
           list_notes: tool({
             description: "Lists the notes saved for the user, newest first.",
-            inputSchema: z.object({}),
+            inputSchema: listNotesInput,
             execute: async () => ({
               notes: storage.sql
                 .exec<{ text: string }>("SELECT text FROM notes_items ORDER BY created_at DESC LIMIT 50")

@@ -5,6 +5,8 @@ import { scrubCredentials } from "./credential-scrub.js";
 import { readPage } from "./page-reader.js";
 
 const MAX_CHARS = 20_000;
+// A schema defined once is converted to JSON Schema once per isolate, not per turn (docs/tools.md).
+const fetchPageInput = z.object({ url: z.string().describe("absolute https URL") });
 
 /**
  * Reads web pages, but only on origins the operator allowlisted: an agent
@@ -20,7 +22,7 @@ export const webFetchPlugin = (options: { allowlist: readonly string[]; fetch?: 
         tools: {
           fetch_page: tool({
             description: "Fetches a web page on an allowlisted site and returns its text.",
-            inputSchema: z.object({ url: z.string().describe("absolute https URL") }),
+            inputSchema: fetchPageInput,
             execute: async ({ url }, { abortSignal }) => {
               let target: URL;
               try {

@@ -17,6 +17,28 @@ export interface ModelChoice {
  * Workers AI through the `AI` binding with the agent's configured ids.
  */
 export function chooseModels(env: ModelEnv, config: ModelConfig): ModelChoice[] {
+  // Built once per environment and choice: a provider per turn was a measurable share of a turn (bench/README.md "Profiling").
+  const key = JSON.stringify([
+    env.OPENAI_BASE_URL,
+    env.OPENAI_API_KEY,
+    env.OPENAI_MODEL,
+    env.OPENAI_FALLBACK_MODEL,
+    config.chatModelId,
+    config.fallbackChatModelId,
+  ]);
+  let chosen = built.get(env);
+  if (!chosen) built.set(env, (chosen = new Map()));
+  const known = chosen.get(key);
+  if (known) return known;
+  const choices = buildChoices(env, config);
+  chosen.set(key, choices);
+  return choices;
+}
+
+/** By environment (a Worker's `env` lives as long as its isolate), then by what the choice reads of it. */
+const built = new WeakMap<ModelEnv, Map<string, ModelChoice[]>>();
+
+function buildChoices(env: ModelEnv, config: ModelConfig): ModelChoice[] {
   if (env.OPENAI_BASE_URL) {
     const provider = createOpenAICompatible({
       name: "openai-compatible",

@@ -13,11 +13,13 @@ export const FIND_TOOLS_TOOL = "find_tools";
 export function findToolsTool(options: { description: string; searchable: readonly RankedTool[]; limit: number }): Tool {
   return tool({
     description: options.description,
-    inputSchema: z.object({ query: z.string() }),
+    inputSchema: findToolsInput,
     execute: async ({ query }) => rankTools(query, options.searchable, options.limit),
   });
 }
 
+// Once per isolate: a schema object is converted to JSON Schema once (tool-schemas.ts).
+const findToolsInput = z.object({ query: z.string() });
 const foundList = z.array(z.object({ name: z.string() }));
 const toolMessage = z.object({ role: z.literal("tool"), content: z.array(z.unknown()) });
 const findResultPart = z.object({

@@ -8,18 +8,18 @@ import type { HumanAnswer, MessageJson, PartJson, SubtaskQuestion } from "../bou
 export const ASK_USER_TOOL = "ask_user";
 
 export function askUserTool(words: HitlWords): Tool {
-  return tool({
-    description: words.askUserDescription,
-    inputSchema: z.object({
-      question: z.string().min(1).describe("the question, in the user's language"),
-      choices: z
-        .array(z.object({ id: z.string().min(1), label: z.string().min(1) }))
-        .optional()
-        .describe("the options to pick from, when there are a few clear ones"),
-      allowFreeform: z.boolean().optional().describe("with choices: whether the user may answer in their own words instead"),
-    }),
-  });
+  return tool({ description: words.askUserDescription, inputSchema: askUserInput });
 }
+
+// Once per isolate: a schema object is converted to JSON Schema once (tool-schemas.ts).
+const askUserInput = z.object({
+  question: z.string().min(1).describe("the question, in the user's language"),
+  choices: z
+    .array(z.object({ id: z.string().min(1), label: z.string().min(1) }))
+    .optional()
+    .describe("the options to pick from, when there are a few clear ones"),
+  allowFreeform: z.boolean().optional().describe("with choices: whether the user may answer in their own words instead"),
+});
 
 type RequestKind = "approval" | "choice" | "question";
 

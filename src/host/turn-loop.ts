@@ -20,6 +20,7 @@ import type { AnswerStream } from "./answer-stream.js";
 import { windowMessages } from "./conversation.js";
 import { ASK_USER_TOOL, askUserTool, pendingTarget, requestBody, resolution, type HitlTarget, type RequestBody, type Settlement } from "./hitl.js";
 import { exposeTools } from "./tool-exposure.js";
+import { schemasOnce } from "./tool-schemas.js";
 import { journaled } from "./tool-journaling.js";
 import { userContent } from "./user-content.js";
 
@@ -179,8 +180,9 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
     earlier: window.own.map((row) => row.messageJson),
   });
   // Fresh for each model tried: the fallback's calls line up with the journal from the start, as a retry's do.
+  const sent = schemasOnce(offered);
   const tools = () =>
-    journaled(offered, {
+    journaled(sent, {
       journal: input.journal,
       taskId,
       point,
