@@ -712,7 +712,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     if (written.kind === "written") {
       // The turn's messages join the conversation every later turn reads.
       this.agentDb.conversations.commit(taskId);
-      this.#emitFinished(task, row.createdAt, now);
+      this.#emitFinished(task, row.createdAt, now, usage);
       this.afterTurn(task);
       return accepted({ saved: true, state: outcome.state });
     }
@@ -721,8 +721,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   }
 
   /** `turn.finished`: the terminal write took effect (once per task: a terminal task is never written again). */
-  #emitFinished(task: TaskJson, acceptedAt: number, now: number): void {
-    const usage = this.agentDb.usage.ofTurn(task.id);
+  #emitFinished(task: TaskJson, acceptedAt: number, now: number, usage = this.agentDb.usage.ofTurn(task.id)): void {
     const reply = task.status.message?.parts.map((p) => p.text ?? "").join("") ?? "";
     this.agentEvents.emit(
       "turn.finished",
