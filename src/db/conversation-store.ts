@@ -24,29 +24,95 @@ export class ConversationStore {
   constructor(
     private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {}
-
-  /** Appends one entry of a turn; idempotent on `key` (a re-run step writes the same keys). */
-  append(conversationId: string, taskId: string, key: string, message: unknown, kind: "message" | "summary" = "message"): void {
-    const json = JSON.stringify(message);
-    this.db
+  ) {
+    const conversationId = sql.placeholder("conversationId");
+    const taskId = sql.placeholder("taskId");
+    // The committed entries the summary has not folded (`foldedThrough` read first).
+    const unfolded = and(
+      eq(conversationEntries.conversationId, conversationId),
+      eq(conversationEntries.committed, 1),
+      eq(conversationEntries.kind, "message"),
+      gt(conversationEntries.id, sql.placeholder("foldedThrough")),
+    );
+    this.#append = db
       .insert(conversationEntries)
       .values({
         conversationId,
         taskId,
-        entryKey: key,
-        kind,
-        messageJson: json,
-        tokens: tokensOf(json),
-        committed: kind === "summary" ? 1 : 0,
-        createdAt: this.now(),
+        entryKey: sql.placeholder("key"),
+        kind: sql.placeholder("kind"),
+        messageJson: sql.placeholder("json"),
+        tokens: sql.placeholder("tokens"),
+        committed: sql.placeholder("committed"),
+        createdAt: sql.placeholder("at"),
       })
       .onConflictDoNothing()
-      .run();
+      .prepare();
+    this.#has = db
+      .select({ id: conversationEntries.id })
+      .from(conversationEntries)
+      .where(eq(conversationEntries.entryKey, sql.placeholder("key")))
+      .prepare();
+    this.#state = db.select().from(conversationState).where(eq(conversationState.conversationId, conversationId)).prepare();
+    this.#entry = db
+      .select()
+      .from(conversationEntries)
+      .where(eq(conversationEntries.id, sql.placeholder("id")))
+      .prepare();
+    this.#newest = db.select().from(conversationEntries).where(unfolded).orderBy(desc(conversationEntries.id)).limit(sql.placeholder("limit")).prepare();
+    this.#own = db
+      .select()
+      .from(conversationEntries)
+      .where(and(eq(conversationEntries.taskId, taskId), eq(conversationEntries.committed, 0)))
+      .orderBy(asc(conversationEntries.id))
+      .prepare();
+    this.#commit = db.update(conversationEntries).set({ committed: 1 }).where(eq(conversationEntries.taskId, taskId)).prepare();
+    this.#discard = db
+      .delete(conversationEntries)
+      .where(and(eq(conversationEntries.taskId, taskId), eq(conversationEntries.committed, 0)))
+      .prepare();
+    this.#unfoldedTokens = db
+      .select({ n: sql<number>`coalesce(sum(${conversationEntries.tokens}), 0)` })
+      .from(conversationEntries)
+      .where(unfolded)
+      .prepare();
+    this.#unfolded = db.select().from(conversationEntries).where(unfolded).orderBy(asc(conversationEntries.id)).prepare();
+    const at = sql.placeholder("at");
+    this.#claim = db
+      .insert(conversationState)
+      .values({ conversationId, compactingUntil: sql.placeholder("until") })
+      .onConflictDoUpdate({
+        target: conversationState.conversationId,
+        set: { compactingUntil: sql`${sql.placeholder("until")}` },
+        setWhere: lte(conversationState.compactingUntil, at),
+      })
+      .returning({ id: conversationState.conversationId })
+      .prepare();
+    this.#release = db.update(conversationState).set({ compactingUntil: 0 }).where(eq(conversationState.conversationId, conversationId)).prepare();
+  }
+
+  // Run on every turn (several times each): built once (drizzle's query building costs more than the query).
+  readonly #append;
+  readonly #has;
+  readonly #state;
+  readonly #entry;
+  readonly #newest;
+  readonly #own;
+  readonly #commit;
+  readonly #discard;
+  readonly #unfoldedTokens;
+  readonly #unfolded;
+  readonly #claim;
+  readonly #release;
+
+  /** Appends one entry of a turn; idempotent on `key` (a re-run step writes the same keys). */
+  append(conversationId: string, taskId: string, key: string, message: unknown, kind: "message" | "summary" = "message"): void {
+    const json = JSON.stringify(message);
+    this.#append.run({ conversationId, taskId, key, kind, json, tokens: tokensOf(json), committed: kind === "summary" ? 1 : 0, at: this.now() });
   }
 
   has(key: string): boolean {
-    return this.db.select({ id: conversationEntries.id }).from(conversationEntries).where(eq(conversationEntries.entryKey, key)).get() !== undefined;
+    return this.#has.get({ key }) !== undefined;
   }
 
   /**
@@ -55,83 +121,42 @@ export class ConversationStore {
    * Bounded reads over an index, however long the conversation grew.
    */
   window(conversationId: string, taskId: string, maxEntries: number): ConversationWindow {
-    const state = this.db.select().from(conversationState).where(eq(conversationState.conversationId, conversationId)).get();
-    const summary = state?.summaryEntryId
-      ? this.db.select().from(conversationEntries).where(eq(conversationEntries.id, state.summaryEntryId)).get()
-      : undefined;
-    const committed = this.db
-      .select()
-      .from(conversationEntries)
-      .where(
-        and(
-          eq(conversationEntries.conversationId, conversationId),
-          eq(conversationEntries.committed, 1),
-          eq(conversationEntries.kind, "message"),
-          gt(conversationEntries.id, state?.foldedThrough ?? 0),
-        ),
-      )
-      .orderBy(desc(conversationEntries.id))
-      .limit(maxEntries)
-      .all()
-      .reverse();
+    const state = this.#state.get({ conversationId });
+    const summary = state?.summaryEntryId ? this.#entry.get({ id: state.summaryEntryId }) : undefined;
+    const committed = this.#newest.all({ conversationId, foldedThrough: state?.foldedThrough ?? 0, limit: maxEntries }).reverse();
     return { summary, committed: dropLeadingToolResults(committed), own: this.own(taskId) };
   }
 
   /** A turn's own, uncommitted entries, oldest first. */
   own(taskId: string): EntryRow[] {
-    return this.db
-      .select()
-      .from(conversationEntries)
-      .where(and(eq(conversationEntries.taskId, taskId), eq(conversationEntries.committed, 0)))
-      .orderBy(asc(conversationEntries.id))
-      .all();
+    return this.#own.all({ taskId });
   }
 
   /** The turn ended: its entries join the conversation every later turn reads. */
   commit(taskId: string): void {
-    this.db.update(conversationEntries).set({ committed: 1 }).where(eq(conversationEntries.taskId, taskId)).run();
+    this.#commit.run({ taskId });
   }
 
   /** The turn was canceled: nothing of it stays in the conversation. */
   discard(taskId: string): void {
-    this.db
-      .delete(conversationEntries)
-      .where(and(eq(conversationEntries.taskId, taskId), eq(conversationEntries.committed, 0)))
-      .run();
+    this.#discard.run({ taskId });
   }
 
   /** Tokens of the committed entries the summary has not folded yet. */
   unfoldedTokens(conversationId: string): number {
-    const state = this.db.select().from(conversationState).where(eq(conversationState.conversationId, conversationId)).get();
-    const row = this.db
-      .select({ n: sql<number>`coalesce(sum(${conversationEntries.tokens}), 0)` })
-      .from(conversationEntries)
-      .where(
-        and(
-          eq(conversationEntries.conversationId, conversationId),
-          eq(conversationEntries.committed, 1),
-          eq(conversationEntries.kind, "message"),
-          gt(conversationEntries.id, state?.foldedThrough ?? 0),
-        ),
-      )
-      .get();
+    const state = this.#state.get({ conversationId });
+    const row = this.#unfoldedTokens.get({ conversationId, foldedThrough: state?.foldedThrough ?? 0 });
     return Number(row?.n ?? 0);
   }
 
   /** Takes the conversation's compaction lease until `until`; false when another compaction holds it. */
   claimCompaction(conversationId: string, until: number): boolean {
-    const at = this.now();
-    const claimed = this.db
-      .insert(conversationState)
-      .values({ conversationId, compactingUntil: until })
-      .onConflictDoUpdate({ target: conversationState.conversationId, set: { compactingUntil: until }, setWhere: lte(conversationState.compactingUntil, at) })
-      .returning({ id: conversationState.conversationId })
-      .all();
+    const claimed = this.#claim.all({ conversationId, until, at: this.now() });
     return claimed.length > 0;
   }
 
   releaseCompaction(conversationId: string): void {
-    this.db.update(conversationState).set({ compactingUntil: 0 }).where(eq(conversationState.conversationId, conversationId)).run();
+    this.#release.run({ conversationId });
   }
 
   /**
@@ -141,20 +166,8 @@ export class ConversationStore {
    * a tool call is never folded apart from its result.
    */
   foldable(conversationId: string, keepRecentTokens: number): EntryRow[] {
-    const state = this.db.select().from(conversationState).where(eq(conversationState.conversationId, conversationId)).get();
-    const rows = this.db
-      .select()
-      .from(conversationEntries)
-      .where(
-        and(
-          eq(conversationEntries.conversationId, conversationId),
-          eq(conversationEntries.committed, 1),
-          eq(conversationEntries.kind, "message"),
-          gt(conversationEntries.id, state?.foldedThrough ?? 0),
-        ),
-      )
-      .orderBy(asc(conversationEntries.id))
-      .all();
+    const state = this.#state.get({ conversationId });
+    const rows = this.#unfolded.all({ conversationId, foldedThrough: state?.foldedThrough ?? 0 });
     const turns: EntryRow[][] = [];
     for (const row of rows) {
       const last = turns.at(-1);

@@ -1,4 +1,4 @@
-import { asc, eq, inArray, lt } from "drizzle-orm";
+import { asc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { idSlices } from "./id-slices.js";
 import { directReplies } from "./schema.js";
@@ -8,25 +8,35 @@ export class DirectReplyStore {
   constructor(
     private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    const messageId = sql.placeholder("messageId");
+    this.#reply = db.select({ json: directReplies.replyJson }).from(directReplies).where(eq(directReplies.messageId, messageId)).prepare();
+    this.#fingerprint = db.select({ fingerprint: directReplies.fingerprint }).from(directReplies).where(eq(directReplies.messageId, messageId)).prepare();
+    this.#put = db
+      .insert(directReplies)
+      .values({ messageId, replyJson: sql.placeholder("json"), createdAt: sql.placeholder("at"), fingerprint: sql.placeholder("fingerprint") })
+      .onConflictDoNothing()
+      .prepare();
+  }
+
+  // Looked up by every send: built once (drizzle's query building costs more than the read).
+  readonly #reply;
+  readonly #fingerprint;
+  readonly #put;
 
   /** The reply recorded for `messageId`, as stored. */
   get(messageId: string): string | undefined {
-    return this.db.select({ json: directReplies.replyJson }).from(directReplies).where(eq(directReplies.messageId, messageId)).get()?.json;
+    return this.#reply.get({ messageId })?.json;
   }
 
   /** The digest of the message a reply answered (`null`: a record older than digests). */
   fingerprintOf(messageId: string): string | null | undefined {
-    return this.db.select({ fingerprint: directReplies.fingerprint }).from(directReplies).where(eq(directReplies.messageId, messageId)).get()?.fingerprint;
+    return this.#fingerprint.get({ messageId })?.fingerprint;
   }
 
   /** Records a reply; the first one for a `messageId` stands, and is returned. */
   put(messageId: string, json: string, fingerprint?: string): string {
-    this.db
-      .insert(directReplies)
-      .values({ messageId, replyJson: json, createdAt: this.now(), fingerprint: fingerprint ?? null })
-      .onConflictDoNothing()
-      .run();
+    this.#put.run({ messageId, json, at: this.now(), fingerprint: fingerprint ?? null });
     return this.get(messageId) ?? json;
   }
 

@@ -1,4 +1,4 @@
-import { and, eq, isNull, ne } from "drizzle-orm";
+import { and, eq, isNull, ne, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { hitlRequests } from "./schema.js";
 
@@ -19,50 +19,89 @@ export type SettleVerdict = { kind: "settled"; row: HitlRow } | { kind: "already
 /** Requests to the human behind a caller, as rows; the first answer wins. */
 export class HitlStore {
   constructor(
-    private readonly db: DrizzleSqliteDODatabase,
+    db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    const requestId = sql.placeholder("requestId");
+    const taskId = sql.placeholder("taskId");
+    this.#open = db
+      .insert(hitlRequests)
+      .values({
+        requestId,
+        taskId,
+        round: sql.placeholder("round"),
+        requestJson: sql.placeholder("requestJson"),
+        targetJson: sql.placeholder("targetJson"),
+        expiresAt: sql.placeholder("expiresAt"),
+        status: "open",
+        createdAt: sql.placeholder("at"),
+      })
+      .onConflictDoNothing()
+      .prepare();
+    this.#get = db.select().from(hitlRequests).where(eq(hitlRequests.requestId, requestId)).prepare();
+    this.#openOf = db
+      .select()
+      .from(hitlRequests)
+      .where(and(eq(hitlRequests.taskId, taskId), eq(hitlRequests.status, "open")))
+      .prepare();
+    this.#settle = db
+      .update(hitlRequests)
+      .set({ status: sql`${sql.placeholder("status")}`, answerJson: sql`${sql.placeholder("answerJson")}` })
+      .where(and(eq(hitlRequests.requestId, requestId), eq(hitlRequests.status, "open")))
+      .returning()
+      .prepare();
+    this.#resumed = db
+      .update(hitlRequests)
+      .set({ resumedAt: sql`${sql.placeholder("at")}` })
+      .where(and(eq(hitlRequests.requestId, requestId), ne(hitlRequests.status, "open"), isNull(hitlRequests.resumedAt)))
+      .prepare();
+    this.#unresumed = db
+      .select()
+      .from(hitlRequests)
+      .where(and(ne(hitlRequests.status, "open"), isNull(hitlRequests.resumedAt)))
+      .prepare();
+    this.#ofRound = db
+      .select()
+      .from(hitlRequests)
+      .where(and(eq(hitlRequests.taskId, taskId), eq(hitlRequests.round, sql.placeholder("round"))))
+      .prepare();
+  }
+
+  // Read by every round: built once (drizzle's query building costs more than the query).
+  readonly #open;
+  readonly #get;
+  readonly #openOf;
+  readonly #settle;
+  readonly #resumed;
+  readonly #unresumed;
+  readonly #ofRound;
 
   /** Records a request; idempotent on its id (a re-run round asks the same question). */
   open(request: NewHitlRequest): HitlRow {
-    this.db
-      .insert(hitlRequests)
-      .values({
-        requestId: request.requestId,
-        taskId: request.taskId,
-        round: request.round,
-        requestJson: JSON.stringify(request.request),
-        targetJson: JSON.stringify(request.target),
-        expiresAt: request.expiresAt,
-        status: "open",
-        createdAt: this.now(),
-      })
-      .onConflictDoNothing()
-      .run();
+    this.#open.run({
+      requestId: request.requestId,
+      taskId: request.taskId,
+      round: request.round,
+      requestJson: JSON.stringify(request.request),
+      targetJson: JSON.stringify(request.target),
+      expiresAt: request.expiresAt,
+      at: this.now(),
+    });
     return this.get(request.requestId)!;
   }
 
   get(requestId: string): HitlRow | undefined {
-    return this.db.select().from(hitlRequests).where(eq(hitlRequests.requestId, requestId)).get();
+    return this.#get.get({ requestId });
   }
 
   /** The task's request still waiting for an answer, if any. */
   openOf(taskId: string): HitlRow | undefined {
-    return this.db
-      .select()
-      .from(hitlRequests)
-      .where(and(eq(hitlRequests.taskId, taskId), eq(hitlRequests.status, "open")))
-      .get();
+    return this.#openOf.get({ taskId });
   }
 
   /** Settles an open request (answered, expired, canceled), first come first served, in one statement. */
   settle(requestId: string, status: "answered" | "expired" | "canceled", answer: unknown): SettleVerdict {
-    const settled = this.db
-      .update(hitlRequests)
-      .set({ status, answerJson: JSON.stringify(answer ?? null) })
-      .where(and(eq(hitlRequests.requestId, requestId), eq(hitlRequests.status, "open")))
-      .returning()
-      .get();
+    const settled = this.#settle.get({ requestId, status, answerJson: JSON.stringify(answer ?? null) });
     if (settled) return { kind: "settled", row: settled };
     const row = this.get(requestId);
     return row ? { kind: "already", row } : { kind: "missing" };
@@ -70,28 +109,16 @@ export class HitlStore {
 
   /** The turn's Workflow took the settlement in: it needs no more waking. */
   resumed(requestId: string): void {
-    this.db
-      .update(hitlRequests)
-      .set({ resumedAt: this.now() })
-      .where(and(eq(hitlRequests.requestId, requestId), ne(hitlRequests.status, "open"), isNull(hitlRequests.resumedAt)))
-      .run();
+    this.#resumed.run({ requestId, at: this.now() });
   }
 
   /** Settled requests whose turn has not taken them in yet (its wake was lost): the object wakes them again. */
   unresumed(): HitlRow[] {
-    return this.db
-      .select()
-      .from(hitlRequests)
-      .where(and(ne(hitlRequests.status, "open"), isNull(hitlRequests.resumedAt)))
-      .all();
+    return this.#unresumed.all();
   }
 
   /** The task's settled request for `round` that the round has not resumed through yet. */
   ofRound(taskId: string, round: number): HitlRow[] {
-    return this.db
-      .select()
-      .from(hitlRequests)
-      .where(and(eq(hitlRequests.taskId, taskId), eq(hitlRequests.round, round)))
-      .all();
+    return this.#ofRound.all({ taskId, round });
   }
 }

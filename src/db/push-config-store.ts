@@ -9,7 +9,7 @@ export type PutVerdict = { kind: "stored" } | { kind: "full"; held: number };
 /** The push configs of this caller's tasks, as documents keyed by (task, config id). */
 export class PushConfigStore {
   constructor(
-    private readonly db: DrizzleSqliteDODatabase,
+    db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
   ) {
     this.#ofTask = db
@@ -18,10 +18,31 @@ export class PushConfigStore {
       .where(eq(pushConfigs.taskId, sql.placeholder("taskId")))
       .orderBy(asc(pushConfigs.createdAt), asc(pushConfigs.id))
       .prepare();
+    const taskId = sql.placeholder("taskId");
+    const id = sql.placeholder("id");
+    this.#get = db
+      .select()
+      .from(pushConfigs)
+      .where(and(eq(pushConfigs.taskId, taskId), eq(pushConfigs.id, id)))
+      .prepare();
+    this.#held = db.select({ n: count() }).from(pushConfigs).where(eq(pushConfigs.taskId, taskId)).prepare();
+    this.#put = db
+      .insert(pushConfigs)
+      .values({ taskId, id, configJson: sql.placeholder("json"), createdAt: sql.placeholder("at") })
+      .onConflictDoUpdate({ target: [pushConfigs.taskId, pushConfigs.id], set: { configJson: sql`${sql.placeholder("json")}` } })
+      .prepare();
+    this.#delete = db
+      .delete(pushConfigs)
+      .where(and(eq(pushConfigs.taskId, taskId), eq(pushConfigs.id, id)))
+      .prepare();
   }
 
   /** Read by every turn's push: built once (drizzle's query building costs more than the read). */
   readonly #ofTask;
+  readonly #get;
+  readonly #held;
+  readonly #put;
+  readonly #delete;
 
   /**
    * Adds, or replaces by id, a config of an existing task. A new id beyond
@@ -30,31 +51,20 @@ export class PushConfigStore {
    */
   put(taskId: string, id: string, json: string, max: number): PutVerdict {
     if (!this.get(taskId, id)) {
-      const held = this.db.select({ n: count() }).from(pushConfigs).where(eq(pushConfigs.taskId, taskId)).get()?.n ?? 0;
+      const held = this.#held.get({ taskId })?.n ?? 0;
       if (held >= max) return { kind: "full", held };
     }
-    this.db
-      .insert(pushConfigs)
-      .values({ taskId, id, configJson: json, createdAt: this.now() })
-      .onConflictDoUpdate({ target: [pushConfigs.taskId, pushConfigs.id], set: { configJson: json } })
-      .run();
+    this.#put.run({ taskId, id, json, at: this.now() });
     return { kind: "stored" };
   }
 
   get(taskId: string, id: string): PushConfigRow | undefined {
-    return this.db
-      .select()
-      .from(pushConfigs)
-      .where(and(eq(pushConfigs.taskId, taskId), eq(pushConfigs.id, id)))
-      .get();
+    return this.#get.get({ taskId, id });
   }
 
   /** Idempotent: deleting a config that is not there is fine. */
   delete(taskId: string, id: string): void {
-    this.db
-      .delete(pushConfigs)
-      .where(and(eq(pushConfigs.taskId, taskId), eq(pushConfigs.id, id)))
-      .run();
+    this.#delete.run({ taskId, id });
   }
 
   /** Every config of a task, oldest first. */

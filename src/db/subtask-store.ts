@@ -30,10 +30,80 @@ export class SubtaskStore {
       .from(rounds)
       .where(and(eq(rounds.taskId, sql.placeholder("taskId")), eq(rounds.round, sql.placeholder("round"))))
       .prepare();
+    this.#decideAnswer = db
+      .insert(rounds)
+      .values({
+        taskId: sql.placeholder("taskId"),
+        round: sql.placeholder("round"),
+        decisionJson: sql.placeholder("decisionJson"),
+        createdAt: sql.placeholder("at"),
+      })
+      .onConflictDoNothing()
+      .prepare();
+    this.#delegateRound = db
+      .insert(rounds)
+      .values({
+        taskId: sql.placeholder("taskId"),
+        round: sql.placeholder("round"),
+        decisionJson: sql.placeholder("decisionJson"),
+        createdAt: sql.placeholder("at"),
+      })
+      .onConflictDoUpdate({ target: [rounds.taskId, rounds.round], set: { decisionJson: sql`${sql.placeholder("decisionJson")}` } })
+      .prepare();
+    this.#insertSubtask = db
+      .insert(subtasks)
+      .values({
+        id: sql.placeholder("id"),
+        taskId: sql.placeholder("taskId"),
+        round: sql.placeholder("round"),
+        ordinal: sql.placeholder("ordinal"),
+        type: sql.placeholder("type"),
+        paramsJson: sql.placeholder("paramsJson"),
+        fingerprint: sql.placeholder("fingerprint"),
+        status: "pending",
+        createdAt: sql.placeholder("at"),
+        updatedAt: sql.placeholder("at"),
+      })
+      .prepare();
+    this.#ofRound = db
+      .select()
+      .from(subtasks)
+      .where(and(eq(subtasks.taskId, sql.placeholder("taskId")), eq(subtasks.round, sql.placeholder("round"))))
+      .orderBy(asc(subtasks.ordinal))
+      .prepare();
+    this.#before = db
+      .select()
+      .from(subtasks)
+      .where(and(eq(subtasks.taskId, sql.placeholder("taskId")), lt(subtasks.round, sql.placeholder("round"))))
+      .orderBy(asc(subtasks.round), asc(subtasks.ordinal))
+      .prepare();
+    this.#unfinished = db
+      .select()
+      .from(subtasks)
+      .where(and(eq(subtasks.taskId, sql.placeholder("taskId")), inArray(subtasks.status, UNFINISHED)))
+      .prepare();
+    this.#get = db
+      .select()
+      .from(subtasks)
+      .where(eq(subtasks.id, sql.placeholder("id")))
+      .prepare();
+    this.#touch = db
+      .update(subtasks)
+      .set({ updatedAt: sql`${sql.placeholder("at")}` })
+      .where(eq(subtasks.id, sql.placeholder("id")))
+      .prepare();
   }
 
-  /** Read several times a round: built once (drizzle's query building costs more than the read). */
+  // Read several times a round: built once (drizzle's query building costs more than the read).
   readonly #decision;
+  readonly #decideAnswer;
+  readonly #delegateRound;
+  readonly #insertSubtask;
+  readonly #ofRound;
+  readonly #before;
+  readonly #unfinished;
+  readonly #get;
+  readonly #touch;
 
   decision(taskId: string, round: number): RoundDecision | undefined {
     const row = this.#decision.get({ taskId, round });
@@ -42,11 +112,7 @@ export class SubtaskStore {
 
   /** Records an answer as the round's decision (first writer wins). */
   decideAnswer(taskId: string, round: number, text: string): RoundDecision {
-    this.db
-      .insert(rounds)
-      .values({ taskId, round, decisionJson: JSON.stringify({ kind: "answer", text }), createdAt: this.now() })
-      .onConflictDoNothing()
-      .run();
+    this.#decideAnswer.run({ taskId, round, decisionJson: JSON.stringify({ kind: "answer", text }), at: this.now() });
     return this.decision(taskId, round)!;
   }
 
@@ -61,75 +127,50 @@ export class SubtaskStore {
    */
   delegate(taskId: string, round: number, created: NewSubtask[], maxPerRound: number): DelegateVerdict {
     const at = this.now();
-    return this.db.transaction((tx): DelegateVerdict => {
-      const existing = tx
-        .select()
-        .from(rounds)
-        .where(and(eq(rounds.taskId, taskId), eq(rounds.round, round)))
-        .get();
+    return this.db.transaction((): DelegateVerdict => {
+      const existing = this.#decision.get({ taskId, round });
       const decision = existing ? (JSON.parse(existing.decisionJson) as RoundDecision) : undefined;
       const before = decision?.kind === "delegate" ? decision.count : 0;
       const count = before + created.length;
       if (count > maxPerRound) return { recorded: false, existing: before, max: maxPerRound };
-      tx.insert(rounds)
-        .values({ taskId, round, decisionJson: JSON.stringify({ kind: "delegate", count }), createdAt: at })
-        .onConflictDoUpdate({ target: [rounds.taskId, rounds.round], set: { decisionJson: JSON.stringify({ kind: "delegate", count }) } })
-        .run();
+      this.#delegateRound.run({ taskId, round, decisionJson: JSON.stringify({ kind: "delegate", count }), at });
       for (const [i, subtask] of created.entries()) {
-        tx.insert(subtasks)
-          .values({
-            id: subtask.id,
-            taskId,
-            round,
-            ordinal: before + i,
-            type: subtask.type,
-            paramsJson: JSON.stringify(subtask.params),
-            fingerprint: subtask.fingerprint,
-            status: "pending",
-            createdAt: at,
-            updatedAt: at,
-          })
-          .run();
+        this.#insertSubtask.run({
+          id: subtask.id,
+          taskId,
+          round,
+          ordinal: before + i,
+          type: subtask.type,
+          paramsJson: JSON.stringify(subtask.params),
+          fingerprint: subtask.fingerprint,
+          at,
+        });
       }
       return { recorded: true, count };
     });
   }
 
   ofRound(taskId: string, round: number): SubtaskRow[] {
-    return this.db
-      .select()
-      .from(subtasks)
-      .where(and(eq(subtasks.taskId, taskId), eq(subtasks.round, round)))
-      .orderBy(asc(subtasks.ordinal))
-      .all();
+    return this.#ofRound.all({ taskId, round });
   }
 
   /** Finished subtasks of the rounds before `round`: what the next round is told. */
   before(taskId: string, round: number): SubtaskRow[] {
-    return this.db
-      .select()
-      .from(subtasks)
-      .where(and(eq(subtasks.taskId, taskId), lt(subtasks.round, round)))
-      .orderBy(asc(subtasks.round), asc(subtasks.ordinal))
-      .all();
+    return this.#before.all({ taskId, round });
   }
 
   /** Subtasks of a task that have not finished. */
   unfinished(taskId: string): SubtaskRow[] {
-    return this.db
-      .select()
-      .from(subtasks)
-      .where(and(eq(subtasks.taskId, taskId), inArray(subtasks.status, UNFINISHED)))
-      .all();
+    return this.#unfinished.all({ taskId });
   }
 
   get(id: string): SubtaskRow | undefined {
-    return this.db.select().from(subtasks).where(eq(subtasks.id, id)).get();
+    return this.#get.get({ id });
   }
 
   /** A running subtask's heartbeat. */
   touch(id: string): void {
-    this.db.update(subtasks).set({ updatedAt: this.now() }).where(eq(subtasks.id, id)).run();
+    this.#touch.run({ id, at: this.now() });
   }
 
   /**

@@ -13,7 +13,7 @@ export interface NewTaskEvent {
 /** The events of this object's tasks, as rows: numbered per task, read in ranges. */
 export class TaskEventLog {
   constructor(
-    private readonly db: DrizzleSqliteDODatabase,
+    db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
   ) {
     const taskId = sql.placeholder("taskId");
@@ -22,16 +22,34 @@ export class TaskEventLog {
       .from(taskEvents)
       .where(eq(taskEvents.taskId, taskId))
       .prepare();
+    // One statement: the next `seq` is read and taken together (an aggregate without `group by` yields its one row even for a task with no events).
     this.#append = db
       .insert(taskEvents)
-      .values({
-        taskId,
-        seq: sql.placeholder("seq"),
-        kind: sql.placeholder("kind"),
-        eventJson: sql.placeholder("eventJson"),
-        createdAt: sql.placeholder("createdAt"),
-      })
+      .select(
+        db
+          .select({
+            id: sql<number | null>`null`.as("id"),
+            taskId: sql<string>`${taskId}`.as("task_id"),
+            seq: sql<number>`coalesce(max(${taskEvents.seq}), 0) + 1`.as("seq"),
+            kind: sql<string>`${sql.placeholder("kind")}`.as("kind"),
+            eventJson: sql<string>`${sql.placeholder("eventJson")}`.as("event_json"),
+            createdAt: sql<number>`${sql.placeholder("createdAt")}`.as("created_at"),
+          })
+          .from(taskEvents)
+          .where(eq(taskEvents.taskId, taskId)),
+      )
       .returning()
+      .prepare();
+    this.#after = db
+      .select()
+      .from(taskEvents)
+      .where(and(eq(taskEvents.taskId, taskId), gt(taskEvents.seq, sql.placeholder("seq"))))
+      .orderBy(asc(taskEvents.seq))
+      .prepare();
+    this.#at = db
+      .select()
+      .from(taskEvents)
+      .where(and(eq(taskEvents.taskId, taskId), eq(taskEvents.seq, sql.placeholder("seq"))))
       .prepare();
     this.#latest = db
       .select()
@@ -45,15 +63,17 @@ export class TaskEventLog {
   // Run on every event and every push: built once (drizzle's query building costs more than the read).
   readonly #lastSeq;
   readonly #append;
+  readonly #after;
+  readonly #at;
   readonly #latest;
 
   /**
-   * Appends the task's next event (`seq` one past its last). Synchronous, so
-   * inside the object's input gate no other append can take the same number.
+   * Appends the task's next event (`seq` one past its last, 1 for its first)
+   * in one statement. Synchronous, so inside the object's input gate no other
+   * append can take the same number.
    */
   append(taskId: string, event: NewTaskEvent): TaskEventRow {
-    const seq = this.lastSeq(taskId) + 1;
-    return this.#append.get({ taskId, seq, kind: event.kind, eventJson: event.json, createdAt: this.now() });
+    return this.#append.get({ taskId, kind: event.kind, eventJson: event.json, createdAt: this.now() });
   }
 
   /** The task's last `seq`; 0 before its first event. */
@@ -63,21 +83,12 @@ export class TaskEventLog {
 
   /** The task's events after `seq`, in order. */
   after(taskId: string, seq: number): TaskEventRow[] {
-    return this.db
-      .select()
-      .from(taskEvents)
-      .where(and(eq(taskEvents.taskId, taskId), gt(taskEvents.seq, seq)))
-      .orderBy(asc(taskEvents.seq))
-      .all();
+    return this.#after.all({ taskId, seq });
   }
 
   /** The task's event `seq`. */
   at(taskId: string, seq: number): TaskEventRow | undefined {
-    return this.db
-      .select()
-      .from(taskEvents)
-      .where(and(eq(taskEvents.taskId, taskId), eq(taskEvents.seq, seq)))
-      .get();
+    return this.#at.get({ taskId, seq });
   }
 
   /** The task's latest event of `kind`. */

@@ -65,11 +65,52 @@ export class TaskStore {
       .set({ state: sql`${sql.placeholder("state")}`, statusAt: sql`${sql.placeholder("statusAt")}`, taskJson: sql`${sql.placeholder("json")}` })
       .where(eq(tasks.id, sql.placeholder("id")))
       .prepare();
+    this.#annotate = db
+      .update(tasks)
+      .set({ taskJson: sql`${sql.placeholder("json")}`, deadLetterAt: sql`${sql.placeholder("deadLetterAt")}` })
+      .where(eq(tasks.id, sql.placeholder("id")))
+      .prepare();
+    this.#insertTask = db
+      .insert(tasks)
+      .values({
+        id: sql.placeholder("id"),
+        messageId: sql.placeholder("messageId"),
+        contextId: sql.placeholder("contextId"),
+        state: sql.placeholder("state"),
+        statusAt: sql.placeholder("statusAt"),
+        createdAt: sql.placeholder("createdAt"),
+        taskJson: sql.placeholder("json"),
+      })
+      .prepare();
+    const messageId = sql.placeholder("messageId");
+    this.#acceptedTask = db.select({ taskId: acceptedMessages.taskId }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).prepare();
+    this.#acceptedFingerprint = db
+      .select({ fingerprint: acceptedMessages.fingerprint })
+      .from(acceptedMessages)
+      .where(eq(acceptedMessages.messageId, messageId))
+      .prepare();
+    this.#accepted = db.select({ id: acceptedMessages.messageId }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).prepare();
+    this.#accept = db
+      .insert(acceptedMessages)
+      .values({ messageId, taskId: sql.placeholder("taskId"), acceptedAt: sql.placeholder("at"), fingerprint: sql.placeholder("fingerprint") })
+      .onConflictDoNothing()
+      .prepare();
+    this.#insertPushConfig = db
+      .insert(pushConfigs)
+      .values({ taskId: sql.placeholder("taskId"), id: sql.placeholder("id"), configJson: sql.placeholder("json"), createdAt: sql.placeholder("at") })
+      .prepare();
   }
 
   // Read and written several times a turn: built once (drizzle's query building costs more than the query).
   readonly #byId;
   readonly #rewrite;
+  readonly #annotate;
+  readonly #insertTask;
+  readonly #acceptedTask;
+  readonly #acceptedFingerprint;
+  readonly #accepted;
+  readonly #accept;
+  readonly #insertPushConfig;
 
   get(id: string): TaskRow | undefined {
     return this.#byId.get({ id });
@@ -77,50 +118,40 @@ export class TaskStore {
 
   /** The task a `messageId` created or was taken into (a follow-up message on it). */
   byMessageId(messageId: string): TaskRow | undefined {
-    const accepted = this.db.select({ taskId: acceptedMessages.taskId }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).get();
+    const accepted = this.#acceptedTask.get({ messageId });
     return accepted ? this.get(accepted.taskId) : undefined;
   }
 
   /** A follow-up message taken into a task: a retry of it finds the task. */
   recordMessage(messageId: string, taskId: string, fingerprint?: string): void {
-    this.db
-      .insert(acceptedMessages)
-      .values({ messageId, taskId, acceptedAt: this.now(), fingerprint: fingerprint ?? null })
-      .onConflictDoNothing()
-      .run();
+    this.#accept.run({ messageId, taskId, at: this.now(), fingerprint: fingerprint ?? null });
   }
 
   /** The digest recorded with a `messageId`: `null` for a record older than digests, `undefined` when there is none. */
   fingerprintOf(messageId: string): string | null | undefined {
-    return this.db.select({ fingerprint: acceptedMessages.fingerprint }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).get()
-      ?.fingerprint;
+    return this.#acceptedFingerprint.get({ messageId })?.fingerprint;
   }
 
   /** Whether a task was ever accepted for this `messageId` (it may since have been deleted by retention). */
   wasAccepted(messageId: string): boolean {
-    return this.db.select({ id: acceptedMessages.messageId }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).get() !== undefined;
+    return this.#accepted.get({ messageId }) !== undefined;
   }
 
   /** Inserts a new task, its `messageId` record, and its first push config if it has one, in one transaction. */
   insert(task: NewTask, pushConfig?: { id: string; json: string }): void {
     const at = this.now();
-    this.db.transaction((tx) => {
-      tx.insert(tasks)
-        .values({
-          id: task.id,
-          messageId: task.messageId,
-          contextId: task.contextId,
-          state: task.state,
-          statusAt: task.statusAt,
-          createdAt: at,
-          taskJson: task.json,
-        })
-        .run();
-      tx.insert(acceptedMessages)
-        .values({ messageId: task.messageId, taskId: task.id, acceptedAt: at, fingerprint: task.fingerprint ?? null })
-        .onConflictDoNothing()
-        .run();
-      if (pushConfig) tx.insert(pushConfigs).values({ taskId: task.id, id: pushConfig.id, configJson: pushConfig.json, createdAt: at }).run();
+    this.db.transaction(() => {
+      this.#insertTask.run({
+        id: task.id,
+        messageId: task.messageId,
+        contextId: task.contextId,
+        state: task.state,
+        statusAt: task.statusAt,
+        createdAt: at,
+        json: task.json,
+      });
+      this.#accept.run({ messageId: task.messageId, taskId: task.id, at, fingerprint: task.fingerprint ?? null });
+      if (pushConfig) this.#insertPushConfig.run({ taskId: task.id, id: pushConfig.id, json: pushConfig.json, at });
     });
   }
 
@@ -140,7 +171,7 @@ export class TaskStore {
    */
   annotate(id: string, json: string, deadLetterAt: number | null): boolean {
     if (!this.get(id)) return false;
-    this.db.update(tasks).set({ taskJson: json, deadLetterAt }).where(eq(tasks.id, id)).run();
+    this.#annotate.run({ id, json, deadLetterAt });
     return true;
   }
 

@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { toolCalls } from "./schema.js";
 
@@ -9,33 +9,44 @@ export class ToolJournal {
   constructor(
     private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {}
-
-  get(taskId: string, callKey: string): ToolCallRow | undefined {
-    return this.db
+  ) {
+    const taskId = sql.placeholder("taskId");
+    const callKey = sql.placeholder("callKey");
+    this.#get = db
       .select()
       .from(toolCalls)
       .where(and(eq(toolCalls.taskId, taskId), eq(toolCalls.callKey, callKey)))
-      .get();
+      .prepare();
+    this.#start = db
+      .insert(toolCalls)
+      .values({ taskId, callKey, toolName: sql.placeholder("toolName"), status: "started", startedAt: sql.placeholder("at") })
+      .onConflictDoNothing()
+      .returning({ key: toolCalls.callKey })
+      .prepare();
+    this.#finish = db
+      .update(toolCalls)
+      .set({ status: "finished", outputJson: sql`${sql.placeholder("outputJson")}`, finishedAt: sql`${sql.placeholder("at")}` })
+      .where(and(eq(toolCalls.taskId, taskId), eq(toolCalls.callKey, callKey)))
+      .prepare();
+  }
+
+  // Run on every tool call: built once (drizzle's query building costs more than the query).
+  readonly #get;
+  readonly #start;
+  readonly #finish;
+
+  get(taskId: string, callKey: string): ToolCallRow | undefined {
+    return this.#get.get({ taskId, callKey });
   }
 
   /** Records that a call starts; false when it was recorded before (finished, or started and cut off). */
   start(taskId: string, callKey: string, toolName: string): boolean {
-    const inserted = this.db
-      .insert(toolCalls)
-      .values({ taskId, callKey, toolName, status: "started", startedAt: this.now() })
-      .onConflictDoNothing()
-      .returning({ key: toolCalls.callKey })
-      .all();
+    const inserted = this.#start.all({ taskId, callKey, toolName, at: this.now() });
     return inserted.length > 0;
   }
 
   finish(taskId: string, callKey: string, output: unknown): void {
-    this.db
-      .update(toolCalls)
-      .set({ status: "finished", outputJson: JSON.stringify(output ?? null), finishedAt: this.now() })
-      .where(and(eq(toolCalls.taskId, taskId), eq(toolCalls.callKey, callKey)))
-      .run();
+    this.#finish.run({ taskId, callKey, outputJson: JSON.stringify(output ?? null), at: this.now() });
   }
 
   /** A turn's calls, for specs and the dev console. */

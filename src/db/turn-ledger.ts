@@ -7,7 +7,7 @@ export type TurnRow = typeof turns.$inferSelect;
 /** Bookkeeping of the turns this object handed to Workflows and has not yet seen delivered. */
 export class TurnLedger {
   constructor(
-    private readonly db: DrizzleSqliteDODatabase,
+    db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
   ) {
     const taskId = sql.placeholder("taskId");
@@ -17,20 +17,56 @@ export class TurnLedger {
       .set({ progressAt: sql`${sql.placeholder("at")}`, expectedBy: sql`${sql.placeholder("expectedBy")}` })
       .where(eq(turns.taskId, taskId))
       .prepare();
+    this.#open = db
+      .insert(turns)
+      .values({
+        taskId,
+        instanceId: sql.placeholder("instanceId"),
+        paramsJson: sql.placeholder("paramsJson"),
+        progressAt: sql.placeholder("at"),
+        expectedBy: sql.placeholder("expectedBy"),
+        createdAt: sql.placeholder("at"),
+      })
+      .onConflictDoNothing()
+      .prepare();
+    this.#outcome = db
+      .update(turns)
+      .set({
+        outcomeJson: sql`${sql.placeholder("outcomeJson")}`,
+        progressAt: sql`${sql.placeholder("at")}`,
+        expectedBy: sql`${sql.placeholder("expectedBy")}`,
+      })
+      .where(eq(turns.taskId, taskId))
+      .prepare();
+    this.#redriven = db
+      .update(turns)
+      .set({
+        instanceId: sql`${sql.placeholder("instanceId")}`,
+        attempts: sql`${sql.placeholder("attempts")}`,
+        progressAt: sql`${sql.placeholder("at")}`,
+        expectedBy: sql`${sql.placeholder("expectedBy")}`,
+      })
+      .where(eq(turns.taskId, taskId))
+      .prepare();
+    this.#close = db.delete(turns).where(eq(turns.taskId, taskId)).prepare();
+    this.#all = db.select().from(turns).orderBy(asc(turns.progressAt)).prepare();
+    this.#size = db.select({ n: count() }).from(turns).prepare();
   }
 
   // Run on every call a turn makes into the object: built once (drizzle's query building costs more than the write).
   readonly #byTask;
   readonly #progress;
+  readonly #open;
+  readonly #outcome;
+  readonly #redriven;
+  readonly #close;
+  readonly #all;
+  readonly #size;
 
   /** Records a turn once, expected to report within `expectWithinMs`; a second call for the same task keeps the first record. */
   open(taskId: string, instanceId: string, params: unknown, expectWithinMs: number): TurnRow {
     const at = this.now();
-    this.db
-      .insert(turns)
-      .values({ taskId, instanceId, paramsJson: JSON.stringify(params), progressAt: at, expectedBy: at + expectWithinMs, createdAt: at })
-      .onConflictDoNothing()
-      .run();
+    this.#open.run({ taskId, instanceId, paramsJson: JSON.stringify(params), at, expectedBy: at + expectWithinMs });
     return this.get(taskId)!;
   }
 
@@ -39,7 +75,7 @@ export class TurnLedger {
   }
 
   all(): TurnRow[] {
-    return this.db.select().from(turns).orderBy(asc(turns.progressAt)).all();
+    return this.#all.all();
   }
 
   /** The turn reported in, and will again within `expectWithinMs`. */
@@ -50,11 +86,7 @@ export class TurnLedger {
 
   recordOutcome(taskId: string, outcome: unknown, expectWithinMs: number): void {
     const at = this.now();
-    this.db
-      .update(turns)
-      .set({ outcomeJson: JSON.stringify(outcome), progressAt: at, expectedBy: at + expectWithinMs })
-      .where(eq(turns.taskId, taskId))
-      .run();
+    this.#outcome.run({ taskId, outcomeJson: JSON.stringify(outcome), at, expectedBy: at + expectWithinMs });
   }
 
   /** The reconciler re-drove the turn (`instanceId` may be a new, announcing instance); counts as an attempt. */
@@ -62,18 +94,14 @@ export class TurnLedger {
     const row = this.get(taskId);
     if (!row) return;
     const at = this.now();
-    this.db
-      .update(turns)
-      .set({ instanceId, attempts: row.attempts + 1, progressAt: at, expectedBy: at + expectWithinMs })
-      .where(eq(turns.taskId, taskId))
-      .run();
+    this.#redriven.run({ taskId, instanceId, attempts: row.attempts + 1, at, expectedBy: at + expectWithinMs });
   }
 
   close(taskId: string): void {
-    this.db.delete(turns).where(eq(turns.taskId, taskId)).run();
+    this.#close.run({ taskId });
   }
 
   get size(): number {
-    return this.db.select({ n: count() }).from(turns).get()?.n ?? 0;
+    return this.#size.get()?.n ?? 0;
   }
 }

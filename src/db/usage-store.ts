@@ -27,38 +27,50 @@ export class UsageStore {
       .from(turns)
       .where(eq(turns.taskId, sql.placeholder("taskId")))
       .prepare();
+    const inputTokens = sql.placeholder("inputTokens");
+    const outputTokens = sql.placeholder("outputTokens");
+    const modelCalls = sql.placeholder("modelCalls");
+    this.#addToTurn = db
+      .update(turns)
+      .set({
+        inputTokens: sql`${turns.inputTokens} + ${inputTokens}`,
+        outputTokens: sql`${turns.outputTokens} + ${outputTokens}`,
+        modelCalls: sql`${turns.modelCalls} + ${modelCalls}`,
+      })
+      .where(eq(turns.taskId, sql.placeholder("taskId")))
+      .prepare();
+    this.#addToDay = db
+      .insert(usageDays)
+      .values({ day: sql.placeholder("day"), inputTokens, outputTokens, modelCalls })
+      .onConflictDoUpdate({
+        target: usageDays.day,
+        set: {
+          inputTokens: sql`${usageDays.inputTokens} + ${inputTokens}`,
+          outputTokens: sql`${usageDays.outputTokens} + ${outputTokens}`,
+          modelCalls: sql`${usageDays.modelCalls} + ${modelCalls}`,
+        },
+      })
+      .prepare();
+    this.#ofDay = db
+      .select({ inputTokens: usageDays.inputTokens, outputTokens: usageDays.outputTokens, modelCalls: usageDays.modelCalls })
+      .from(usageDays)
+      .where(eq(usageDays.day, sql.placeholder("day")))
+      .prepare();
   }
 
-  /** Read twice by every turn's end: built once (drizzle's query building costs more than the read). */
+  // Run on every model call and read twice by every turn's end: built once (drizzle's query building costs more than the query).
   readonly #ofTurn;
+  readonly #addToTurn;
+  readonly #addToDay;
+  readonly #ofDay;
 
   /** Adds one exchange to the task's open turn (if any) and to today's total, together. */
   record(taskId: string | undefined, usage: Usage): void {
     const day = usageDay(this.now());
+    const { inputTokens, outputTokens, modelCalls } = usage;
     this.db.transaction(() => {
-      if (taskId) {
-        this.db
-          .update(turns)
-          .set({
-            inputTokens: sql`${turns.inputTokens} + ${usage.inputTokens}`,
-            outputTokens: sql`${turns.outputTokens} + ${usage.outputTokens}`,
-            modelCalls: sql`${turns.modelCalls} + ${usage.modelCalls}`,
-          })
-          .where(eq(turns.taskId, taskId))
-          .run();
-      }
-      this.db
-        .insert(usageDays)
-        .values({ day, ...usage })
-        .onConflictDoUpdate({
-          target: usageDays.day,
-          set: {
-            inputTokens: sql`${usageDays.inputTokens} + ${usage.inputTokens}`,
-            outputTokens: sql`${usageDays.outputTokens} + ${usage.outputTokens}`,
-            modelCalls: sql`${usageDays.modelCalls} + ${usage.modelCalls}`,
-          },
-        })
-        .run();
+      if (taskId) this.#addToTurn.run({ taskId, inputTokens, outputTokens, modelCalls });
+      this.#addToDay.run({ day, inputTokens, outputTokens, modelCalls });
     });
   }
 
@@ -69,11 +81,6 @@ export class UsageStore {
 
   /** The caller's total for the UTC day of `at` (today by default). */
   ofDay(at: number = this.now()): Usage {
-    const row = this.db
-      .select({ inputTokens: usageDays.inputTokens, outputTokens: usageDays.outputTokens, modelCalls: usageDays.modelCalls })
-      .from(usageDays)
-      .where(eq(usageDays.day, usageDay(at)))
-      .get();
-    return row ?? NONE;
+    return this.#ofDay.get({ day: usageDay(at) }) ?? NONE;
   }
 }
