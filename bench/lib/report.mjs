@@ -580,7 +580,8 @@ writing no file; CI runs it.
 **Profiling.** \`BENCH_PROFILE=1 npm run bench -- --only floor\` runs the project's first loaded batch
 of the floor comparison under V8's sampling profiler, over wrangler's inspector port
 (\`bench/lib/profile.mjs\`): it prints the heaviest functions (their own time, and with what they
-called) and writes \`bench/results/project-turns.cpuprofile\` for Chrome DevTools or speedscope.
+called), the time by module (each line of the bundle named by the module it came from, a native
+call such as a SQLite statement counted for the module that made it) and writes \`bench/results/project-turns.cpuprofile\` for Chrome DevTools or speedscope.
 The profiler costs time itself: read its shares, not that run's figures.
 
 \`npm run bench:soak\` is a separate run: turns from many callers with failures injected and the
