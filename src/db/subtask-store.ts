@@ -30,24 +30,17 @@ export class SubtaskStore {
       .from(rounds)
       .where(and(eq(rounds.taskId, sql.placeholder("taskId")), eq(rounds.round, sql.placeholder("round"))))
       .prepare();
-    this.#decideAnswer = db
-      .insert(rounds)
-      .values({
-        taskId: sql.placeholder("taskId"),
-        round: sql.placeholder("round"),
-        decisionJson: sql.placeholder("decisionJson"),
-        createdAt: sql.placeholder("at"),
-      })
-      .onConflictDoNothing()
-      .prepare();
+    // A round's row, as both its answer and its delegation write it.
+    const roundRow = {
+      taskId: sql.placeholder("taskId"),
+      round: sql.placeholder("round"),
+      decisionJson: sql.placeholder("decisionJson"),
+      createdAt: sql.placeholder("at"),
+    };
+    this.#decideAnswer = db.insert(rounds).values(roundRow).onConflictDoNothing().prepare();
     this.#delegateRound = db
       .insert(rounds)
-      .values({
-        taskId: sql.placeholder("taskId"),
-        round: sql.placeholder("round"),
-        decisionJson: sql.placeholder("decisionJson"),
-        createdAt: sql.placeholder("at"),
-      })
+      .values(roundRow)
       .onConflictDoUpdate({ target: [rounds.taskId, rounds.round], set: { decisionJson: sql`${sql.placeholder("decisionJson")}` } })
       .prepare();
     this.#insertSubtask = db
