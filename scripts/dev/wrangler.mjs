@@ -98,6 +98,10 @@ export function spawnWrangler({
       // so that running this with the system Node 20 works too.
       PATH: `${bin}${delimiter}${process.env.PATH ?? ""}`,
       WRANGLER_SEND_METRICS: "false",
+      // wrangler otherwise appends every line it prints, each event of the Worker among them, to a
+      // debug file of its own in the user's home (one file open and write per line: a third of its
+      // CPU under load, bench/README.md); the launcher keeps wrangler's output in `logFile` instead.
+      WRANGLER_WRITE_LOGS: process.env.WRANGLER_WRITE_LOGS ?? "false",
       // Without it wrangler ignores --env-file, and the Worker would start without its secrets.
       CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "true",
       ...env,

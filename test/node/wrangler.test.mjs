@@ -14,7 +14,8 @@ import { parseEventLine } from "../../scripts/dev/events.mjs";
 import { groupAlive, raisedFileLimit, spawnWrangler, withRaisedFileLimit, wranglerArgs } from "../../scripts/dev/wrangler.mjs";
 import { freshAgentJwk } from "./support/fake-agent.mjs";
 
-// Serves, on its --port, its own argv and every --env-file it was given (text and mode).
+// Serves, on its --port, its own argv, every --env-file it was given (text and mode) and whether
+// it was told to write its debug log file.
 const FAKE_WRANGLER = `#!/usr/bin/env node
 const { createServer } = require("node:http");
 const { readFileSync, statSync } = require("node:fs");
@@ -24,7 +25,8 @@ argv.forEach((arg, i) => {
   if (arg === "--env-file") files.push({ path: argv[i + 1], mode: statSync(argv[i + 1]).mode & 0o777, text: readFileSync(argv[i + 1], "utf8") });
 });
 const port = Number(argv[argv.indexOf("--port") + 1]);
-createServer((req, res) => res.end(JSON.stringify({ argv, files, pid: process.pid }))).listen(port, "127.0.0.1");
+const writeLogs = process.env.WRANGLER_WRITE_LOGS;
+createServer((req, res) => res.end(JSON.stringify({ argv, files, pid: process.pid, writeLogs }))).listen(port, "127.0.0.1");
 `;
 
 let root;
@@ -99,6 +101,20 @@ describe("spawnWrangler", () => {
     await wrangler.stop();
     expect(existsSync(secretsFile)).toBe(false);
     expect(existsSync(devVars)).toBe(true);
+  });
+
+  it("tells wrangler not to copy every line into its own debug log file, unless the developer asked for it", async () => {
+    const { report } = await launch({});
+    expect(report.writeLogs).toBe("false");
+    const before = process.env.WRANGLER_WRITE_LOGS;
+    process.env.WRANGLER_WRITE_LOGS = "true";
+    try {
+      const { report: asked } = await launch({});
+      expect(asked.writeLogs).toBe("true");
+    } finally {
+      if (before === undefined) delete process.env.WRANGLER_WRITE_LOGS;
+      else process.env.WRANGLER_WRITE_LOGS = before;
+    }
   });
 
   it("writes no file and passes no --env-file when there are no secrets (wrangler then reads .dev.vars)", async () => {
