@@ -99,8 +99,8 @@ export function spawnWrangler({
       PATH: `${bin}${delimiter}${process.env.PATH ?? ""}`,
       WRANGLER_SEND_METRICS: "false",
       // wrangler otherwise appends every line it prints, each event of the Worker among them, to a
-      // debug file of its own in the user's home (one file open and write per line: a third of its
-      // CPU under load, bench/README.md); the launcher keeps wrangler's output in `logFile` instead.
+      // debug file of its own in the user's home, one file write per line (under the floor bench, about
+      // 40% of its CPU); the launcher keeps wrangler's output itself (`logFile`, `logTail`).
       WRANGLER_WRITE_LOGS: process.env.WRANGLER_WRITE_LOGS ?? "false",
       // Without it wrangler ignores --env-file, and the Worker would start without its secrets.
       CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "true",
