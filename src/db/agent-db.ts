@@ -13,6 +13,9 @@ import { ToolJournal } from "./tool-journal.js";
 import { TurnLedger } from "./turn-ledger.js";
 import { UsageStore } from "./usage-store.js";
 
+/** A status write's verdict: written with the `seq` of its event, or refused as the task store says. */
+export type StatusWriteVerdict = { kind: "written"; seq: number } | Exclude<WriteVerdict, { kind: "written" }>;
+
 /** The core tables of an agent Durable Object, migrated before first use. */
 export class AgentDB {
   readonly db: DrizzleSqliteDODatabase;
@@ -61,14 +64,17 @@ export class AgentDB {
     return row;
   }
 
-  /** A task's guarded write and its event, together: the event exists exactly when the write happened. */
-  writeTask(task: TaskWrite, event: NewTaskEvent): WriteVerdict {
-    const verdict = this.db.transaction(() => {
+  /** A task's guarded write and its event, together: the event exists exactly when the write happened (its `seq` is the verdict's). */
+  writeTask(task: TaskWrite, event: NewTaskEvent): StatusWriteVerdict {
+    let appended: TaskEventRow | undefined;
+    const verdict = this.db.transaction((): StatusWriteVerdict => {
       const written = this.tasks.write(task);
-      return written.kind === "written" ? { written, row: this.events.append(task.id, event) } : { written };
+      if (written.kind !== "written") return written;
+      appended = this.events.append(task.id, event);
+      return { kind: "written", seq: appended.seq };
     });
-    if (verdict.row) this.#appended(verdict.row);
-    return verdict.written;
+    if (appended) this.#appended(appended);
+    return verdict;
   }
 
   /** An event that changes no status (an artifact chunk). */

@@ -1,4 +1,4 @@
-export { AgentDB } from "./agent-db.js";
+export { AgentDB, type StatusWriteVerdict } from "./agent-db.js";
 export { ConversationStore, type ConversationWindow, type EntryRow } from "./conversation-store.js";
 export { HitlStore, type HitlRow, type NewHitlRequest, type SettleVerdict } from "./hitl-store.js";
 export { ToolJournal, type ToolCallRow } from "./tool-journal.js";

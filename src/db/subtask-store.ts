@@ -37,7 +37,7 @@ export class SubtaskStore {
       decisionJson: sql.placeholder("decisionJson"),
       createdAt: sql.placeholder("at"),
     };
-    this.#decideAnswer = db.insert(rounds).values(roundRow).onConflictDoNothing().prepare();
+    this.#decideAnswer = db.insert(rounds).values(roundRow).onConflictDoNothing().returning({ decisionJson: rounds.decisionJson }).prepare();
     this.#delegateRound = db
       .insert(rounds)
       .values(roundRow)
@@ -105,7 +105,9 @@ export class SubtaskStore {
 
   /** Records an answer as the round's decision (first writer wins). */
   decideAnswer(taskId: string, round: number, text: string): RoundDecision {
-    this.#decideAnswer.run({ taskId, round, decisionJson: JSON.stringify({ kind: "answer", text }), at: this.now() });
+    const decisionJson = JSON.stringify({ kind: "answer", text });
+    // Inserted: this is the decision; an earlier writer's is read instead.
+    if (this.#decideAnswer.get({ taskId, round, decisionJson, at: this.now() })) return { kind: "answer", text };
     return this.decision(taskId, round)!;
   }
 

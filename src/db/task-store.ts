@@ -60,10 +60,12 @@ export class TaskStore {
       .from(tasks)
       .where(eq(tasks.id, sql.placeholder("id")))
       .prepare();
+    // The guard is the statement's own: one statement for a write that goes through, a read only to tell a refusal's kind.
     this.#rewrite = db
       .update(tasks)
       .set({ state: sql`${sql.placeholder("state")}`, statusAt: sql`${sql.placeholder("statusAt")}`, taskJson: sql`${sql.placeholder("json")}` })
-      .where(eq(tasks.id, sql.placeholder("id")))
+      .where(and(eq(tasks.id, sql.placeholder("id")), notInArray(tasks.state, [...this.#final])))
+      .returning({ id: tasks.id })
       .prepare();
     this.#annotate = db
       .update(tasks)
@@ -157,11 +159,9 @@ export class TaskStore {
 
   /** Replaces a task's document unless the stored one is final: a final task never changes again. */
   write(task: TaskWrite): WriteVerdict {
+    if (this.#rewrite.get({ id: task.id, state: task.state, statusAt: task.statusAt, json: task.json })) return { kind: "written" };
     const row = this.get(task.id);
-    if (!row) return { kind: "missing" };
-    if (this.#final.has(row.state)) return { kind: "final", row };
-    this.#rewrite.run({ id: task.id, state: task.state, statusAt: task.statusAt, json: task.json });
-    return { kind: "written" };
+    return row ? { kind: "final", row } : { kind: "missing" };
   }
 
   /**

@@ -28,6 +28,7 @@ export class TurnLedger {
         createdAt: sql.placeholder("at"),
       })
       .onConflictDoNothing()
+      .returning()
       .prepare();
     this.#outcome = db
       .update(turns)
@@ -66,8 +67,8 @@ export class TurnLedger {
   /** Records a turn once, expected to report within `expectWithinMs`; a second call for the same task keeps the first record. */
   open(taskId: string, instanceId: string, params: unknown, expectWithinMs: number): TurnRow {
     const at = this.now();
-    this.#open.run({ taskId, instanceId, paramsJson: JSON.stringify(params), at, expectedBy: at + expectWithinMs });
-    return this.get(taskId)!;
+    // Inserted, the statement returns the row; an existing record is read instead.
+    return this.#open.get({ taskId, instanceId, paramsJson: JSON.stringify(params), at, expectedBy: at + expectWithinMs }) ?? this.get(taskId)!;
   }
 
   get(taskId: string): TurnRow | undefined {

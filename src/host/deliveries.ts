@@ -1,7 +1,6 @@
 import { DEAD_LETTERS_KEY } from "../a2a/wire.js";
 import type { DeadLetter, PushOut, PushPlan, PushTargets, RedeliveryOutcome, StatusUpdateJson, StreamEventJson, TaskJson } from "../boundary/index.js";
 import type { AgentDB } from "../db/agent-db.js";
-import type { TaskRow } from "../db/task-store.js";
 import { pushConfigOf } from "./push-config-ids.js";
 import { stateOfEvent } from "./task-events.js";
 import { shapeTask, taskOf } from "./task-wire.js";
@@ -17,15 +16,17 @@ export function pushTargetsOf(db: AgentDB, taskId: string): PushTargets | undefi
   return { seq, configIds: db.pushConfigs.all(taskId).map((row) => row.id) };
 }
 
-/** A terminal task's push to every config, built once from its row (`TurnStep` "finished"). */
-export function pushPlanOf(db: AgentDB, row: TaskRow): PushPlan {
-  const seq = db.events.latest(row.id, "status")?.seq ?? 0;
-  const configs = db.pushConfigs.all(row.id).map((config) => ({ id: config.id, config: pushConfigOf(config.configJson) }));
-  return { seq, body: terminalPush(row), configs };
+/**
+ * A terminal task's push to every config, built once (`TurnStep` "finished"): from the task its
+ * terminal write just stored, with that write's `seq`, or from the task as stored, at its latest status.
+ */
+export function pushPlanOf(db: AgentDB, task: TaskJson, seq = db.events.latest(task.id, "status")?.seq ?? 0): PushPlan {
+  const configs = db.pushConfigs.all(task.id).map((config) => ({ id: config.id, config: pushConfigOf(config.configJson) }));
+  return { seq, body: terminalPush(task), configs };
 }
 
 /** What a push of a terminal status carries: the task as it is, artifacts and all. */
-const terminalPush = (row: TaskRow): StreamEventJson => ({ task: shapeTask(taskOf(row), { includeArtifacts: true }) });
+const terminalPush = (task: TaskJson): StreamEventJson => ({ task: shapeTask(task, { includeArtifacts: true }) });
 
 /**
  * The push of event `seq` to one config as it goes out now: a terminal
@@ -40,7 +41,7 @@ export function pushOf(db: AgentDB, taskId: string, configId: string, seq: numbe
   const event = db.events.at(taskId, seq);
   const state = event && stateOfEvent(event);
   let body: StreamEventJson;
-  if (!event || !state || db.tasks.isFinal(state)) body = terminalPush(row);
+  if (!event || !state || db.tasks.isFinal(state)) body = terminalPush(taskOf(row));
   else body = { statusUpdate: (JSON.parse(event.eventJson) as { statusUpdate: StatusUpdateJson }).statusUpdate };
   return { config: pushConfigOf(config.configJson), body };
 }

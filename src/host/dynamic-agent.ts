@@ -199,13 +199,9 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
       })
         .then((folded) => {
           if (folded > 0) {
-            this.agentEvents.emit(
-              "conversation.compacted",
-              undefined,
-              { folded, durationMs: Date.now() - started },
-              [conversationId, crypto.randomUUID()],
-              task.contextId,
-            );
+            this.agentEvents.emit("conversation.compacted", undefined, { folded, durationMs: Date.now() - started }, [conversationId, crypto.randomUUID()], {
+              contextId: task.contextId,
+            });
           }
         })
         .catch((error: unknown) => console.error(`compaction of conversation ${conversationId} failed; it is tried again after the next turn`, error)),
@@ -228,14 +224,15 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
   }
 
   /** What a round's model calls and tools report: events, and the usage budgets are held against. */
-  #observer(task: TaskJson, round: number): RoundObserver {
-    const { id: taskId, contextId } = task;
+  #observer(turn: TurnContext, round: number): RoundObserver {
+    const taskId = turn.task.id;
+    const about = { contextId: turn.task.contextId, turnId: turn.turnId };
     return {
       modelCall: ({ point, ...call }) => {
         this.agentDb.usage.record(taskId, { inputTokens: call.inputTokens, outputTokens: call.outputTokens, modelCalls: 1 });
-        this.agentEvents.emit("model.call", taskId, { round, ...call }, ["model", point], contextId);
+        this.agentEvents.emit("model.call", taskId, { round, ...call }, ["model", point], about);
       },
-      toolCall: ({ key, ...call }) => this.agentEvents.emit("tool.call", taskId, { round, ...call }, ["tool", key], contextId),
+      toolCall: ({ key, ...call }) => this.agentEvents.emit("tool.call", taskId, { round, ...call }, ["tool", key], about),
     };
   }
 
@@ -282,13 +279,17 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
       answer: new AnswerStream((chunk) =>
         appendArtifactChunk(this.agentDb, turn.task, { artifactId: ANSWER_ARTIFACT, name: ANSWER_ARTIFACT, parts: chunk.parts }, chunk),
       ),
-      observer: this.#observer(turn.task, round),
+      observer: this.#observer(turn, round),
       emit: (plugin, name, data, occurrence) =>
         this.agentEvents.emitPlugin(plugin, name, taskId, data, occurrence === undefined ? [crypto.randomUUID()] : ["plugin", occurrence]),
     });
-    if (fresh && (result.kind === "answer" || result.kind === "delegated") && this.agentDb.subtasks.decision(taskId, round)) {
+    // An answer or a delegation is a decision the round recorded (turn-loop.ts): a fresh round just made it.
+    if (fresh && (result.kind === "answer" || result.kind === "delegated")) {
       const outcome = result.kind === "answer" ? "answer" : "delegated";
-      this.agentEvents.emit("round.finished", taskId, { round, outcome, durationMs: Date.now() - begun }, ["round", round], turn.task.contextId);
+      this.agentEvents.emit("round.finished", taskId, { round, outcome, durationMs: Date.now() - begun }, ["round", round], {
+        contextId: turn.task.contextId,
+        turnId: turn.turnId,
+      });
     }
     if (result.kind === "answer") return { kind: "done", outcome: { state: result.state, text: result.text } };
     if (result.kind === "ask" || result.kind === "canceled") return result;

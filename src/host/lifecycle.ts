@@ -25,6 +25,8 @@ export interface TurnContext {
   text: string;
   /** This deployment's origin (see `requireSelfOrigin`). */
   origin: string;
+  /** The turn's Workflow instance, which the round's events name. */
+  turnId?: string;
 }
 
 /** The words the lifecycle itself says (from the agent's policy). */

@@ -4,6 +4,12 @@ import { callerHash, type EventCatalogue, type EventName, type EventScope, type 
 /** Where the object keeps who it serves, for every event's scope: the tenant and the caller's hash, never the identity. */
 const SCOPE_KEY = "telemetry.scope";
 
+/** What the emitter already knows of a task's event: its context, and its open turn's Workflow instance. */
+export interface EventAbout {
+  contextId?: string;
+  turnId?: string;
+}
+
 interface StoredScope {
   tenant: string;
   caller?: string;
@@ -40,9 +46,9 @@ export class ObjectEvents {
     return stored ? { tenant: stored.tenant, ...(stored.caller ? { caller: stored.caller } : {}) } : {};
   }
 
-  /** An event about a task: its context and open turn are looked up unless given. */
-  emit<N extends EventName>(name: N, taskId: string | undefined, data: EventCatalogue[N], occurrence: readonly (string | number)[], contextId?: string): void {
-    void this.telemetry().emit(name, this.#scopeOf(taskId, contextId), data, occurrence);
+  /** An event about a task: its context and open turn are looked up unless given (a turn's own calls hold both: no read per event). */
+  emit<N extends EventName>(name: N, taskId: string | undefined, data: EventCatalogue[N], occurrence: readonly (string | number)[], about?: EventAbout): void {
+    void this.telemetry().emit(name, this.#scopeOf(taskId, about), data, occurrence);
   }
 
   /** A plugin's own event about a task. */
@@ -50,14 +56,14 @@ export class ObjectEvents {
     void this.telemetry().emitPlugin(plugin, name, this.#scopeOf(taskId), data, occurrence);
   }
 
-  #scopeOf(taskId: string | undefined, contextId?: string): EventScope {
+  #scopeOf(taskId: string | undefined, about: EventAbout = {}): EventScope {
     const scope: EventScope = this.scope();
-    if (contextId) scope.contextId = contextId;
+    if (about.contextId) scope.contextId = about.contextId;
     if (taskId) {
       scope.taskId = taskId;
-      const context = contextId ?? this.db.tasks.get(taskId)?.contextId;
+      const context = about.contextId ?? this.db.tasks.get(taskId)?.contextId;
       if (context) scope.contextId = context;
-      const turn = this.db.turns.get(taskId)?.instanceId;
+      const turn = about.turnId ?? this.db.turns.get(taskId)?.instanceId;
       if (turn) scope.turnId = turn;
     }
     return scope;

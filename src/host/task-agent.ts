@@ -35,7 +35,7 @@ import {
   type TurnStep,
   type Verdict,
 } from "../boundary/index.js";
-import { AgentDB } from "../db/agent-db.js";
+import { AgentDB, type StatusWriteVerdict } from "../db/agent-db.js";
 import { ConfigError } from "../errors/index.js";
 import type { TaskRow } from "../db/task-store.js";
 import type { HitlRow } from "../db/hitl-store.js";
@@ -65,6 +65,12 @@ const RETENTION_BATCH = 200;
 const RETENTION_EVERY_S = 3600;
 /** How long a streaming send's slot waits for the edge to open its stream. */
 const STREAM_SLOT_MS = 30_000;
+
+/** How a turn's round ended, inside the object: a step for the Workflow, the task the round ended on (nothing more to run), or its answer to write. */
+type RoundEnd = Extract<TurnStep, { kind: "continue" | "interrupted" | "ended" }> | { kind: "answered"; row: TaskRow; outcome: TurnOutcome };
+
+/** A terminal write's verdict: the task as written and its event's `seq`, or refused as the store says. */
+type FinishVerdict = { kind: "written"; task: TaskJson; seq: number } | Exclude<StatusWriteVerdict, { kind: "written" }>;
 
 /**
  * The Durable Object of one verified caller of one tenant: it owns that
@@ -232,7 +238,11 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     }
     const caller = this.agentEvents.scope().caller;
     // What the block below decided, for its events (emitted once its writes are in).
-    let happened: { kind: "accepted"; task: TaskJson } | { kind: "continued" } | { kind: "refused"; limit: string; retryAfterSeconds: number } | undefined;
+    let happened:
+      | { kind: "accepted"; task: TaskJson; turnId: string }
+      | { kind: "continued" }
+      | { kind: "refused"; limit: string; retryAfterSeconds: number }
+      | undefined;
     // From here to the end of the block nothing awaits, so the task and its
     // turn record are written together and no retry can interleave.
     let slot: string | undefined;
@@ -301,7 +311,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       );
       const params: TurnParams = { tenant: input.tenant, agentId, taskId: task.id, messageId, origin: input.origin, ...(caller ? { caller } : {}) };
       this.agentDb.turns.open(task.id, instanceId, params, this.recoveryPolicy().reportWithinMs);
-      happened = { kind: "accepted", task };
+      happened = { kind: "accepted", task, turnId: instanceId };
       return { task: shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true }), turn: { instanceId, params } };
     });
     // The task and its turn are written above with no await in between; the
@@ -340,7 +350,11 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   }
 
   #emitBegun(
-    happened: { kind: "accepted"; task: TaskJson } | { kind: "continued" } | { kind: "refused"; limit: string; retryAfterSeconds: number } | undefined,
+    happened:
+      | { kind: "accepted"; task: TaskJson; turnId: string }
+      | { kind: "continued" }
+      | { kind: "refused"; limit: string; retryAfterSeconds: number }
+      | undefined,
     input: BeginTask,
   ): void {
     const messageId = input.message.messageId;
@@ -352,7 +366,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         task.id,
         { messageId, stream: input.stream === true, pushConfigs: input.pushConfig ? 1 : 0, ...text },
         ["accepted"],
-        task.contextId,
+        { contextId: task.contextId, turnId: happened.turnId },
       );
     } else if (happened?.kind === "continued") {
       this.agentEvents.emit("task.continued", input.message.taskId, { messageId }, ["continued", messageId]);
@@ -387,7 +401,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       const now = Date.now();
       const canceled = withState(task, "TASK_STATE_CANCELED", now, agentMessage(task, this.lifecycleWords().canceled));
       if (writeStatus(this.agentDb, canceled, now).kind !== "written") throw taskNotFound(taskId);
-      this.agentEvents.emit("task.canceled", taskId, { from: row.state }, ["canceled"], row.contextId);
+      this.agentEvents.emit("task.canceled", taskId, { from: row.state }, ["canceled"], { contextId: row.contextId });
       this.agentDb.conversations.discard(taskId);
       const open = this.agentDb.hitl.openOf(taskId);
       if (open && this.agentDb.hitl.settle(open.requestId, "canceled", { outcome: "canceled" }).kind === "settled") parked = open;
@@ -549,8 +563,10 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const now = Date.now();
     const written = writeStatus(this.agentDb, withState(taskOf(row), "TASK_STATE_WORKING", now), now);
     if (written.kind === "final") return written.row.state;
-    const instanceId = this.agentDb.turns.get(row.id)?.instanceId ?? "";
-    if (written.kind === "written") this.agentEvents.emit("turn.started", row.id, { instanceId }, ["started", instanceId], row.contextId);
+    if (written.kind === "written") {
+      const instanceId = this.agentDb.turns.get(row.id)?.instanceId ?? "";
+      this.agentEvents.emit("turn.started", row.id, { instanceId }, ["started", instanceId], { contextId: row.contextId, turnId: instanceId || undefined });
+    }
     return "TASK_STATE_WORKING";
   }
 
@@ -569,15 +585,20 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     if (!started.value.proceed) return this.#concluded(taskId);
     // A re-driven Workflow runs this step again: the recorded outcome is the
     // answer, so a turn costs one model exchange however often it is re-driven.
-    if (this.agentDb.turns.get(taskId)?.outcomeJson) return this.#concluded(taskId, true);
+    const turn = this.agentDb.turns.get(taskId);
+    if (turn?.outcomeJson) return this.#finishRecorded(taskId);
     const abort = new AbortController();
     const row = this.agentDb.tasks.get(taskId);
     if (!row) return refused(taskNotFound(taskId));
-    const done = this.#runRound(taskId, taskOf(row), round, abort.signal).then((verdict) => {
+    // What the round returns is what the rest of this call works on: the task as the round left it, the write's task and seq.
+    const done = this.#runRound(row, round, abort.signal, turn?.instanceId).then((verdict): Verdict<TurnStep> | Promise<Verdict<TurnStep>> => {
       if (!verdict.ok) return verdict;
-      if (verdict.value.kind === "done") return this.#concluded(taskId, true);
-      if (verdict.value.kind === "ended") return this.#concluded(taskId);
-      return verdict;
+      const end = verdict.value;
+      if (end.kind === "ended") return this.#concluded(taskId);
+      if (end.kind !== "answered") return accepted(end);
+      const written = this.#finish(end.row, end.outcome, turn?.instanceId);
+      if (written.kind === "missing") return refused(taskNotFound(taskId));
+      return this.#concluded(taskId, written.kind === "written" ? written : { task: taskOf(written.row) });
     });
     this.#running.set(taskId, { round, done, abort });
     try {
@@ -587,36 +608,46 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     }
   }
 
+  /** A re-driven turn whose round had answered: the recorded outcome's guarded terminal write (refused if the task is terminal already), then its push. */
+  async #finishRecorded(taskId: string): Promise<Verdict<TurnStep>> {
+    const finished = await this.finishTurn(taskId);
+    if (!finished.ok) return finished;
+    return this.#concluded(taskId);
+  }
+
   /**
-   * The turn is over: the recorded outcome's guarded terminal write when
-   * `finish` (refused if the task is terminal already), then its push as it
-   * goes out, built once; with no config waiting the turn closes here too.
+   * The turn is over: its push as it goes out, built once, from the task the
+   * terminal write just stored (and that write's `seq`) or, not given, as
+   * stored; with no config waiting the turn closes here too.
    */
-  async #concluded(taskId: string, finish = false): Promise<Verdict<TurnStep>> {
-    if (finish) {
-      const finished = await this.finishTurn(taskId);
-      if (!finished.ok) return finished;
+  async #concluded(taskId: string, ended?: { task: TaskJson; seq?: number }): Promise<Verdict<TurnStep>> {
+    let task = ended?.task;
+    if (!task) {
+      const row = this.agentDb.tasks.get(taskId);
+      if (!row) return refused(taskNotFound(taskId));
+      task = taskOf(row);
     }
-    const row = this.agentDb.tasks.get(taskId);
-    if (!row) return refused(taskNotFound(taskId));
-    const push = pushPlanOf(this.agentDb, row);
+    const push = pushPlanOf(this.agentDb, task, ended?.seq);
     const closed = push.configs.length === 0;
     if (closed) await this.turnDelivered(taskId);
-    return accepted({ kind: "finished", state: row.state, push, closed });
+    return accepted({ kind: "finished", state: task.status.state, push, closed });
   }
 
   /**
    * One round, heartbeating the turn while it runs so the reconciler knows it
    * is alive. A round that waits for a human parks the task, arms the
    * request's expiry and keeps the turn alive until then; a round the cancel
-   * aborted ends with the task as it is.
+   * aborted ends with the task as it is; a round that answered recorded its
+   * outcome and returns it with the task as it is now, for the terminal write.
    */
-  async #runRound(taskId: string, task: TaskJson, round: number, signal: AbortSignal): Promise<Verdict<TurnStep>> {
+  async #runRound(row: TaskRow, round: number, signal: AbortSignal, turnId?: string): Promise<Verdict<RoundEnd>> {
+    const taskId = row.id;
+    const task = taskOf(row);
     const { reportWithinMs } = this.recoveryPolicy();
     this.#reported(taskId);
     const heartbeat = setInterval(() => this.#reported(taskId), Math.max(1_000, reportWithinMs / 3));
     try {
-      const step = await this.runRound({ task, text: requestText(task), origin: this.#selfOrigin.require() }, round, signal);
+      const step = await this.runRound({ task, text: requestText(task), origin: this.#selfOrigin.require(), ...(turnId ? { turnId } : {}) }, round, signal);
       const now = this.agentDb.tasks.get(taskId);
       if (!now) return refused(taskNotFound(taskId));
       if (this.agentDb.tasks.isFinal(now.state)) return accepted({ kind: "ended", state: now.state });
@@ -624,7 +655,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       if (step.kind === "ask") return accepted(await this.#park(taskOf(now), round, step.target, step.body));
       if (step.kind === "done") {
         this.agentDb.turns.recordOutcome(taskId, step.outcome, reportWithinMs);
-        return accepted({ kind: "done", state: step.outcome.state });
+        return accepted({ kind: "answered", row: now, outcome: step.outcome });
       }
       // The round's progress is the task's status now: streams hear it at once, the Workflow pushes it.
       this.#reported(taskId);
@@ -642,7 +673,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   }
 
   /** Parks the task on a request to a human; the turn is alive until it expires. */
-  async #park(task: TaskJson, round: number, target: HitlTarget, body: RequestBody): Promise<TurnStep> {
+  async #park(task: TaskJson, round: number, target: HitlTarget, body: RequestBody): Promise<Extract<TurnStep, { kind: "interrupted" }>> {
     const requestId = await requestIdOf(task.id, target);
     const existing = this.agentDb.hitl.get(requestId);
     const expiresAt = existing?.expiresAt ?? Date.now() + this.lifecycleLimits().hitlExpiresAfterMs;
@@ -654,7 +685,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         task.id,
         { requestId, requestKind: body.requestKind, expiresAt: new Date(expiresAt).toISOString() },
         ["asked", requestId],
-        task.contextId,
+        { contextId: task.contextId },
       );
       await this.schedule(new Date(expiresAt), "expireRequest", { requestId });
     }
@@ -700,35 +731,41 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     this.#reported(taskId);
     const row = this.agentDb.tasks.get(taskId);
     if (!row) return refused(taskNotFound(taskId));
-    const recorded = this.agentDb.turns.get(taskId)?.outcomeJson;
+    const turn = this.agentDb.turns.get(taskId);
+    const recorded = turn?.outcomeJson;
     const outcome =
       given ?? (recorded ? (JSON.parse(recorded) as TurnOutcome) : { state: "TASK_STATE_FAILED" as const, text: this.lifecycleWords().unfinished });
-    const now = Date.now();
-    // What the turn's tools added joins the answer.
-    const usage = this.agentDb.usage.ofTurn(taskId);
-    const task = terminalTask(taskOf(row), outcome, now, addedArtifacts(this.agentDb.events.after(taskId, 0)));
-    task.metadata = { ...task.metadata, [USAGE_KEY]: usage };
-    const written = writeStatus(this.agentDb, task, now);
-    if (written.kind === "written") {
-      // The turn's messages join the conversation every later turn reads.
-      this.agentDb.conversations.commit(taskId);
-      this.#emitFinished(task, row.createdAt, now, usage);
-      this.afterTurn(task);
-      return accepted({ saved: true, state: outcome.state });
-    }
+    const written = this.#finish(row, outcome, turn?.instanceId);
+    if (written.kind === "written") return accepted({ saved: true, state: outcome.state });
     if (written.kind === "final") return accepted({ saved: false, state: written.row.state });
     return refused(taskNotFound(taskId));
   }
 
+  /** The terminal write of `outcome` over `row` (the task as just read), guarded: a task already terminal is left as it is. */
+  #finish(row: TaskRow, outcome: TurnOutcome, turnId?: string): FinishVerdict {
+    const now = Date.now();
+    // What the turn's tools added joins the answer.
+    const usage = this.agentDb.usage.ofTurn(row.id);
+    const task = terminalTask(taskOf(row), outcome, now, addedArtifacts(this.agentDb.events.after(row.id, 0)));
+    task.metadata = { ...task.metadata, [USAGE_KEY]: usage };
+    const written = writeStatus(this.agentDb, task, now);
+    if (written.kind !== "written") return written;
+    // The turn's messages join the conversation every later turn reads.
+    this.agentDb.conversations.commit(row.id);
+    this.#emitFinished(task, row.createdAt, now, usage, turnId);
+    this.afterTurn(task);
+    return { kind: "written", task, seq: written.seq };
+  }
+
   /** `turn.finished`: the terminal write took effect (once per task: a terminal task is never written again). */
-  #emitFinished(task: TaskJson, acceptedAt: number, now: number, usage = this.agentDb.usage.ofTurn(task.id)): void {
+  #emitFinished(task: TaskJson, acceptedAt: number, now: number, usage = this.agentDb.usage.ofTurn(task.id), turnId?: string): void {
     const reply = task.status.message?.parts.map((p) => p.text ?? "").join("") ?? "";
     this.agentEvents.emit(
       "turn.finished",
       task.id,
       { state: task.status.state, durationMs: now - acceptedAt, ...usage, ...(this.eventsCarryText() ? { text: reply } : {}) },
       ["finished"],
-      task.contextId,
+      { contextId: task.contextId, turnId },
     );
   }
 
@@ -775,12 +812,10 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   }
 
   async turnDelivered(taskId: string): Promise<Verdict<null>> {
-    const closing = this.agentDb.turns.get(taskId);
+    // Configs set while this turn ran, waiting for dead letters: their re-delivery starts now (the turn's record names the deployment).
+    const closing = this.agentDb.redeliveries.of(taskId).length > 0 ? this.agentDb.turns.get(taskId) : undefined;
     this.agentDb.turns.close(taskId);
-    // Configs set while this turn ran, waiting for dead letters: their re-delivery starts now.
-    if (closing && this.agentDb.redeliveries.of(taskId).length > 0) {
-      await this.#redeliver(taskId, JSON.parse(closing.paramsJson) as TurnParams);
-    }
+    if (closing) await this.#redeliver(taskId, JSON.parse(closing.paramsJson) as TurnParams);
     // The schedule stays: the next pass finds nothing open and stops it. A caller's turns back to
     // back keep one schedule instead of arming and cancelling it per turn (a dozen SQL statements).
     return accepted(null);

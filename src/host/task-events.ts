@@ -3,9 +3,9 @@ import type { NewArtifact } from "../plugin/contract.js";
 import { base64Bytes, bytesBase64, partProblem } from "../a2a/parts.js";
 import { isTerminalName } from "../a2a/task-state.js";
 import type { ArtifactJson, ArtifactUpdateJson, PartJson, StatusUpdateJson, StreamEventJson, TaskJson } from "../boundary/index.js";
-import type { AgentDB } from "../db/agent-db.js";
+import type { AgentDB, StatusWriteVerdict } from "../db/agent-db.js";
 import type { TaskEventRow } from "../db/task-event-log.js";
-import type { NewTask, WriteVerdict } from "../db/task-store.js";
+import type { NewTask } from "../db/task-store.js";
 import { acceptedOutputModesOf, partsForClient, toWrite } from "./task-wire.js";
 
 // A task's events, built here and nowhere else: every status change is
@@ -34,7 +34,7 @@ export function insertTask(
 }
 
 /** Every status change of a task goes through here: the guarded write and its event, together. */
-export function writeStatus(db: AgentDB, task: TaskJson, now: number): WriteVerdict {
+export function writeStatus(db: AgentDB, task: TaskJson, now: number): StatusWriteVerdict {
   return db.writeTask(toWrite(task, now), statusEvent(task));
 }
 
