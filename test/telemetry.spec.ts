@@ -114,8 +114,10 @@ describe("a turn with a tool", () => {
       expect(event).toMatchObject({ type: "dynamicagents.event", v: 1, tenant: "observed", caller: callerHash, taskId: task.id, contextId: task.contextId });
       expect(event.eventId).toMatch(/^[0-9a-f]{32}$/);
       expect(Date.parse(event.at)).not.toBeNaN();
-      if (event.event !== "task.accepted") expect(event.turnId, event.event).toBeTruthy();
+      expect(event.turnId, event.event).toBeTruthy();
     }
+    // The turn's calls name the turn they run in, from their own read of it: one instance for every event, the accept's too.
+    expect(new Set(events.map((e) => e.turnId)).size).toBe(1);
     expect(new Set(events.map((e) => e.eventId)).size).toBe(events.length);
 
     // The plugin's own event quoted the secret: scrubbed. It heard every event the object emitted.
