@@ -5,6 +5,7 @@
 import { CARD_PATH } from "../../src/a2a/wire.ts";
 import { getJson } from "./a2a.mjs";
 import { compare, runPool } from "./load.mjs";
+import { CPU_ROLES, addCpu, between, sample } from "./process-cpu.mjs";
 import { percentile, ratio } from "./stats.mjs";
 import { measureTurns } from "./turns.mjs";
 
@@ -47,6 +48,8 @@ export async function measureFloor({ sides, config, deadline, settle, say, profi
 
   /** @type {Record<string, { loaded: any[], atRest: any[] }>} */
   const batches = { project: { loaded: [], atRest: [] }, floor: { loaded: [], atRest: [] } };
+  /** Per side: CPU seconds its wrangler dev spent by process over its measured turns (null off Linux). */
+  const cpu = { project: null, floor: null };
   const watchers = [];
   const share = (total, round) => Math.floor(total / config.rounds) + (round < total % config.rounds ? 1 : 0);
   for (let round = 0; round < config.rounds; round++) {
@@ -56,9 +59,12 @@ export async function measureFloor({ sides, config, deadline, settle, say, profi
       const { callers, atRest, common } = setup[name];
       // BENCH_PROFILE: the project's first loaded batch under the profiler (lib/profile.mjs).
       const profiling = profile && name === "project" && round === 0 ? await profile.start(sides[name].host) : undefined;
+      const { worker } = sides[name].host;
+      const before = sample(worker.pid, worker.port);
       const loaded = await measureTurns({ ...common, callers, count: share(config.turns, round), concurrency: config.callers, label: `${name} loaded` });
       if (profiling && profile) await profile.done(await profiling.stop());
       const rest = await measureTurns({ ...common, caller: atRest, count: share(config.sequential, round), concurrency: 1, label: `${name} at rest` });
+      cpu[name] = addCpu(cpu[name], between(before, sample(worker.pid, worker.port)));
       batches[name].loaded.push(loaded.summary);
       batches[name].atRest.push(rest.summary);
       watchers.push(loaded.stop, rest.stop);
@@ -90,6 +96,7 @@ export async function measureFloor({ sides, config, deadline, settle, say, profi
       card,
       getTask,
       getTaskOverCard: { throughput: ratio(getTask.rps, card.rps), p50: ratio(getTask.p50, card.p50) },
+      cpuPerTurn: perTurn(cpu[name], batches[name]),
     };
   }
   const p = result.project;
@@ -110,8 +117,17 @@ export async function measureFloor({ sides, config, deadline, settle, say, profi
       getTaskP50: ratio(p.getTask.p50, f.getTask.p50),
       cardRps: ratio(p.card.rps, f.card.rps),
       getTaskOverCard: ratio(p.getTaskOverCard.throughput, f.getTaskOverCard.throughput),
+      cpuPerTurn: p.cpuPerTurn && f.cpuPerTurn ? Object.fromEntries(Object.keys(p.cpuPerTurn).map((k) => [k, ratio(p.cpuPerTurn[k], f.cpuPerTurn[k])])) : null,
     },
   };
+}
+
+/** CPU ms per measured turn (loaded and at rest together) by process, and all of them: `null` without figures. */
+function perTurn(seconds, batches) {
+  if (!seconds) return null;
+  const turns = [...batches.loaded, ...batches.atRest].reduce((n, s) => n + s.turns, 0);
+  const ms = Object.fromEntries(CPU_ROLES.map((role) => [role, (1000 * seconds[role]) / turns]));
+  return { ...ms, all: CPU_ROLES.reduce((n, role) => n + ms[role], 0) };
 }
 
 /**

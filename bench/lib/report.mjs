@@ -74,6 +74,14 @@ function turnChecks(t) {
 const against = (value, target, atLeast) =>
   Number.isFinite(value) ? `${atLeast ? "≥" : "≤"} ${target.toFixed(2)}×: ${(atLeast ? value >= target : value <= target) ? "met" : "missed"}` : "";
 
+/** CPU per measured turn by process of a side's `wrangler dev` (lib/process-cpu.mjs). */
+const CPU_LABELS = {
+  all: "CPU ms per turn, all of wrangler dev",
+  worker: "… the Worker's workerd",
+  proxy: "… wrangler's proxy workerd (each request, and console lines over the inspector)",
+  wrangler: "… wrangler itself (Node)",
+};
+
 /** The floor comparison (lib/floor.mjs): project, floor, project ÷ floor, and the issue's target where it sets one. */
 function floorSection(f) {
   const { project: p, floor: w, ratios: q, config: c } = f;
@@ -110,6 +118,9 @@ function floorSection(f) {
       times(q.getTaskOverCard),
       `project ${against(p.getTaskOverCard.throughput, FLOOR_TARGETS.getTaskOverCard, true)}`,
     ],
+    ...(p.cpuPerTurn && w.cpuPerTurn && q.cpuPerTurn
+      ? Object.entries(CPU_LABELS).map(([role, label]) => row(label, p.cpuPerTurn[role], w.cpuPerTurn[role], q.cpuPerTurn[role], ms))
+      : []),
   ];
   const checks = (name, side) =>
     ["loaded", "atRest"]
@@ -490,6 +501,17 @@ is reported as **project ÷ floor**; the targets (issue 19) are turns/s at ${int
 callers **≥ 0.8×** the floor's, SendMessage → push p50 at rest **≤ 1.3×** the floor's, and the
 project's verified \`GetTask\` **≥ 0.8×** its static card route in requests/s. The bench reports
 whether each is met; it never fails on one.
+
+The **CPU ms per turn** rows (Linux) are the user and system time each side's \`wrangler dev\` process
+group spent over that side's measured turns (its loaded and at-rest batches, not the edge kinds),
+read from \`/proc\` before and after each batch (\`bench/lib/process-cpu.mjs\`), over those turns.
+A group is three processes that matter: the Worker's own workerd (the edge, the Durable Objects, the
+Workflows engine), a second workerd wrangler puts in front of it on the public port (it proxies every
+request, and it holds the inspector connection that receives each \`console.log\` of the Worker: wrangler
+always enables the inspector's console domain, and no flag turns it off), and wrangler itself (Node: it
+parses, source-maps and prints each log line). The last two are local tooling: on Workers neither runs.
+The project logs one JSON line per event (docs/telemetry.md; about six per turn), the floor none, so most
+of the gap in those two rows is the cost of getting the project's events to a terminal in local dev.
 
 ### Fresh workerd processes, tmpfs, no trace collector
 
