@@ -10,6 +10,9 @@ import { readdirSync, readFileSync } from "node:fs";
 
 export const CPU_ROLES = /** @type {const} */ (["worker", "proxy", "wrangler", "other"]);
 
+/** @returns {CpuByRole} */
+const noCpu = () => ({ worker: 0, proxy: 0, wrangler: 0, other: 0 });
+
 let ticksPerSecond;
 const clockTicks = () => {
   ticksPerSecond ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
@@ -26,7 +29,7 @@ function roleOf(cmdline, port) {
 /**
  * CPU seconds so far of every live process in process group `pgid`, by role; per pid too, so
  * that `between` counts only what a process spent between two samples.
- * @returns {{ at: number, pids: Map<number, { role: keyof CpuByRole, seconds: number }> } | null}
+ * @returns {{ pids: Map<number, { role: keyof CpuByRole, seconds: number }> } | null}
  */
 export function sample(pgid, port) {
   if (process.platform !== "linux" || pgid === undefined) return null;
@@ -47,14 +50,13 @@ export function sample(pgid, port) {
     if (Number(fields[2]) !== pgid) continue;
     pids.set(Number(entry), { role: roleOf(cmdline, port), seconds: (Number(fields[11]) + Number(fields[12])) / hz });
   }
-  return { at: Date.now(), pids };
+  return { pids };
 }
 
 /** What the group spent between two samples, by role (a process that started in between counts from zero). */
 export function between(before, after) {
   if (!before || !after) return null;
-  /** @type {CpuByRole} */
-  const spent = { worker: 0, proxy: 0, wrangler: 0, other: 0 };
+  const spent = noCpu();
   for (const [pid, now] of after.pids) spent[now.role] += now.seconds - (before.pids.get(pid)?.seconds ?? 0);
   return spent;
 }
@@ -62,7 +64,7 @@ export function between(before, after) {
 /** Adds `more` into `total` (either may be null: no figures on this platform). */
 export function addCpu(total, more) {
   if (!more) return total;
-  const sum = total ?? { worker: 0, proxy: 0, wrangler: 0, other: 0 };
+  const sum = total ?? noCpu();
   for (const role of CPU_ROLES) sum[role] += more[role];
   return sum;
 }

@@ -69,6 +69,9 @@ const STREAM_SLOT_MS = 30_000;
 /** How a turn's round ended, inside the object: a step for the Workflow, the task the round ended on (nothing more to run), or its answer to write. */
 type RoundEnd = Extract<TurnStep, { kind: "continue" | "interrupted" | "ended" }> | { kind: "answered"; row: TaskRow; outcome: TurnOutcome };
 
+/** What a `beginTask` decided, for its events (emitted once its writes are in). */
+type Happened = { kind: "accepted"; task: TaskJson; turnId: string } | { kind: "continued" } | { kind: "refused"; limit: string; retryAfterSeconds: number };
+
 /** A terminal write's verdict: the task as written and its event's `seq`, or refused as the store says. */
 type FinishVerdict = { kind: "written"; task: TaskJson; seq: number } | Exclude<StatusWriteVerdict, { kind: "written" }>;
 
@@ -238,11 +241,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     }
     const caller = this.agentEvents.scope().caller;
     // What the block below decided, for its events (emitted once its writes are in).
-    let happened:
-      | { kind: "accepted"; task: TaskJson; turnId: string }
-      | { kind: "continued" }
-      | { kind: "refused"; limit: string; retryAfterSeconds: number }
-      | undefined;
+    let happened: Happened | undefined;
     // From here to the end of the block nothing awaits, so the task and its
     // turn record are written together and no retry can interleave.
     let slot: string | undefined;
@@ -349,14 +348,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     });
   }
 
-  #emitBegun(
-    happened:
-      | { kind: "accepted"; task: TaskJson; turnId: string }
-      | { kind: "continued" }
-      | { kind: "refused"; limit: string; retryAfterSeconds: number }
-      | undefined,
-    input: BeginTask,
-  ): void {
+  #emitBegun(happened: Happened | undefined, input: BeginTask): void {
     const messageId = input.message.messageId;
     if (happened?.kind === "accepted") {
       const { task } = happened;

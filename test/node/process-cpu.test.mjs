@@ -34,9 +34,8 @@ describe("CPU by process of a wrangler dev group", () => {
   });
 
   it("counts a process from zero when it started between the samples, and adds sides up", () => {
-    const before = { at: 0, pids: new Map([[1, { role: "worker", seconds: 2 }]]) };
+    const before = { pids: new Map([[1, { role: "worker", seconds: 2 }]]) };
     const after = {
-      at: 1,
       pids: new Map([
         [1, { role: "worker", seconds: 2.5 }],
         [2, { role: "proxy", seconds: 0.25 }],
