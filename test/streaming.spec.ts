@@ -1,9 +1,12 @@
+import { env } from "cloudflare:workers";
 import { EVENT_SEQ_HEADER } from "@dynamicagents/core/a2a";
+import type { CallerObject, TurnObject } from "@dynamicagents/core/boundary";
 import { describe, expect, it } from "vitest";
 import { markerEdge } from "./support/isolated-edge.js";
 import { useMarkerHarness } from "./support/turn-harness.js";
 import { chatCompletion, chatToolCall, eventually, holdModel } from "./support/outbound.js";
 import { call, drain, openStream, userMessage } from "./support/rpc.js";
+import { ORIGIN } from "./support/constants.js";
 
 // Streams (docs/protocol.md "Events, streams and pushes"): the snapshot, then
 // every event in seq order, closed by the first event that ends the task or
@@ -182,5 +185,66 @@ describe("events and pushes", () => {
         .map((e) => stateOf(e.result))
         .filter(Boolean),
     ).toEqual(["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]);
+  });
+});
+
+// A model call streams only when a stream reads the answer as it is written
+// (docs/protocol.md "Events, streams and pushes"); otherwise it is one
+// request, and the answer is still one artifact chunk in the task's events.
+describe("the model streams for a reader", () => {
+  const chunksOf = (events: Array<{ result: any }>) => events.map((e) => e.result.artifactUpdate).filter(Boolean);
+  const askedStreamed = () => harness.outbound.modelCalls.map((c) => c.stream);
+
+  it("a turn nobody follows asks in one request, and its answer is still one last chunk among the task's events", async () => {
+    harness.outbound.model = (c) => chatCompletion("one two three", c.model);
+    const caller = newCaller();
+    // A blocking send waits for the end: it does not read the answer as it is written.
+    const task = (await rpc("SendMessage", send("quiet"), caller)).body.result.task;
+    expect(task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(askedStreamed()).toEqual([false]);
+    const replayed = await drain(await stream("SubscribeToTask", { id: task.id }, caller, { "Last-Event-ID": "0" }));
+    const chunks = chunksOf(replayed);
+    expect(chunks).toHaveLength(1);
+    expect(chunks[0]).toMatchObject({ append: false, lastChunk: true, artifact: { parts: [{ text: "one two three" }] } });
+  });
+
+  it("a streaming send's turn streams, its stream being on its way when the turn starts", async () => {
+    harness.outbound.model = (c) => chatCompletion("streamed words", c.model);
+    const events = await drain(await stream("SendStreamingMessage", send("loud"), newCaller()));
+    expect(askedStreamed()).toEqual([true]);
+    expect(chunksOf(events).at(-1)?.lastChunk).toBe(true);
+  });
+
+  it("a streaming send's stream counts from its accept: a turn run before the stream opens streams too", async () => {
+    // Through the boundary, as the edge and the Workflow call it, with the stream never opened.
+    const agent: CallerObject & TurnObject = env.MARKER_AGENT!.get(env.MARKER_AGENT!.idFromName(crypto.randomUUID()));
+    const begin = (stream: boolean) =>
+      agent.beginTask({ tenant: "marker", origin: ORIGIN, message: userMessage("early"), ...(stream ? { stream: true as const } : {}) });
+    for (const streaming of [true, false]) {
+      const begun = await begin(streaming);
+      if (!begun.ok) throw new Error(begun.error.message);
+      const accepted = begun.value;
+      if ("message" in accepted) throw new Error("the agent answered with a message, not a task");
+      expect(accepted.streamSlot !== undefined).toBe(streaming);
+      expect((await agent.runTurn(accepted.task.id, ORIGIN, 1)).ok).toBe(true);
+    }
+    expect(askedStreamed()).toEqual([true, false]);
+  });
+
+  it("a subscription open when the model is asked makes it stream; once it closed, the next turn does not", async () => {
+    harness.outbound.model = (c) =>
+      c.messages.some((m) => m.role === "tool") ? chatCompletion("thanks", c.model) : chatToolCall("ask_user", { question: "Which?" }, c.model);
+    const caller = newCaller();
+    const task = (await rpc("SendMessage", send("ask me"), caller)).body.result.task;
+    expect(task.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+    const subscription = await stream("SubscribeToTask", { id: task.id }, caller);
+    await rpc("SendMessage", { message: userMessage("the first", undefined, { taskId: task.id }), configuration: { returnImmediately: true } }, caller);
+    const events = await drain(subscription);
+    expect(stateOf(events.at(-1)!.result)).toBe("TASK_STATE_COMPLETED");
+    // Asked first with nobody reading, then again with the subscription open.
+    expect(askedStreamed()).toEqual([false, true]);
+    harness.outbound.model = (c) => chatCompletion("alone again", c.model);
+    await rpc("SendMessage", send("after"), caller);
+    expect(askedStreamed()).toEqual([false, true, false]);
   });
 });

@@ -1,4 +1,4 @@
-import { streamText, type ModelMessage, type StepResult, type StopCondition, type ToolSet } from "ai";
+import { generateText, streamText, type ModelMessage, type LanguageModelUsage, type StepResult, type StopCondition, type ToolSet } from "ai";
 import type { ModelConfig, ModelEnv } from "./model-config.js";
 import { withRetries, type ExchangeCounter } from "./model-retry.js";
 import { chooseModels, type ModelChoice } from "./providers.js";
@@ -22,8 +22,27 @@ export interface GenerateRequest {
   models?: ModelChoice[];
   /** The turn's: aborting it (a cancel) stops the model call and the tools, and tries no other model. */
   signal?: AbortSignal;
-  /** Hears the answer as it is written: each step (of each model tried) starts it over, then its text deltas. */
+  /**
+   * Hears the answer: each step (of each model tried) starts it over, then its
+   * text deltas as they are written; a call not streamed starts it once, then
+   * the whole answer (the last step's text) once it is in.
+   */
   onText?: (event: { kind: "restart" } | { kind: "delta"; text: string }) => void;
+  /**
+   * Whether the model streams its answer, asked as each model is tried. Unset:
+   * it does when `onText` is set. A call made in one request costs the isolate
+   * far less than a stream (bench/README.md "Floor"), so a turn nobody reads
+   * live is not streamed.
+   */
+  stream?: () => boolean;
+}
+
+/** What one model's exchange came to, streamed or not. */
+interface Exchange {
+  text: string;
+  steps: StepResult<ToolSet>[];
+  usage: LanguageModelUsage;
+  responseMessages: ModelMessage[];
 }
 
 export type GenerateResult =
@@ -66,30 +85,20 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new DOMException("model call timed out", "TimeoutError")), request.config.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     try {
-      const result = streamText({
+      const call = {
         model: withRetries(choice.model, retry, counter),
         instructions: request.instructions,
         messages: request.messages,
         tools: typeof request.tools === "function" ? request.tools() : request.tools,
         stopWhen: request.stopWhen,
-        prepareStep: active ? ({ steps }) => ({ activeTools: active(steps) }) : undefined,
+        prepareStep: active ? ({ steps }: { steps: StepResult<ToolSet>[] }) => ({ activeTools: active(steps) }) : undefined,
         // The fallback and the durable step are the retry policy; the SDK's own
         // retries would only delay the fallback.
         maxRetries: 0,
         abortSignal: request.signal ? AbortSignal.any([controller.signal, request.signal]) : controller.signal,
-        // Failures are read from the stream below; the SDK would also log them.
-        onError: () => {},
-      });
-      let failure: unknown;
-      for await (const part of result.stream) {
-        // The answer is the last step's text: each step starts it over.
-        if (part.type === "start-step") request.onText?.({ kind: "restart" });
-        else if (part.type === "text-delta") request.onText?.({ kind: "delta", text: part.text });
-        else if (part.type === "error") failure ??= part.error;
-        else if (part.type === "abort") failure ??= request.signal?.reason ?? controller.signal.reason ?? new DOMException("aborted", "AbortError");
-      }
-      if (failure !== undefined) throw failure;
-      const [text, steps, usage, responseMessages] = await Promise.all([result.text, result.steps, result.totalUsage, result.responseMessages]);
+      };
+      const streamed = request.stream ? request.stream() : request.onText !== undefined;
+      const { text, steps, usage, responseMessages } = streamed ? await streamedExchange(call, request, controller) : await wholeExchange(call, request);
       return {
         ok: true,
         text,
@@ -112,6 +121,33 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
     }
   }
   return { ok: false, errors, exchanges: counter.exchanges, aborted: false, model: choices.at(-1)?.label ?? "" };
+}
+
+type ExchangeCall = Parameters<typeof generateText>[0] & Parameters<typeof streamText>[0];
+
+/** The exchange in one request; `onText` hears the answer once it is in. */
+async function wholeExchange(call: ExchangeCall, request: GenerateRequest): Promise<Exchange> {
+  const result = await generateText(call);
+  request.onText?.({ kind: "restart" });
+  if (result.text) request.onText?.({ kind: "delta", text: result.text });
+  return { text: result.text, steps: result.steps, usage: result.usage, responseMessages: result.responseMessages };
+}
+
+/** The exchange streamed: `onText` hears each step start and each text delta as it comes. */
+async function streamedExchange(call: ExchangeCall, request: GenerateRequest, controller: AbortController): Promise<Exchange> {
+  // Failures are read from the stream below; the SDK would also log them.
+  const result = streamText({ ...call, onError: () => {} });
+  let failure: unknown;
+  for await (const part of result.stream) {
+    // The answer is the last step's text: each step starts it over.
+    if (part.type === "start-step") request.onText?.({ kind: "restart" });
+    else if (part.type === "text-delta") request.onText?.({ kind: "delta", text: part.text });
+    else if (part.type === "error") failure ??= part.error;
+    else if (part.type === "abort") failure ??= request.signal?.reason ?? controller.signal.reason ?? new DOMException("aborted", "AbortError");
+  }
+  if (failure !== undefined) throw failure;
+  const [text, steps, usage, responseMessages] = await Promise.all([result.text, result.steps, result.totalUsage, result.responseMessages]);
+  return { text, steps, usage, responseMessages };
 }
 
 function describe(error: unknown): string {

@@ -20,7 +20,19 @@ export class AnswerStream {
   #append = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly write: (chunk: AnswerChunk) => void) {}
+  /**
+   * `followed`: whether anyone reads the answer as it is written now (a
+   * stream on the task); unset, nobody does, and the model need not stream.
+   */
+  constructor(
+    private readonly write: (chunk: AnswerChunk) => void,
+    private readonly followed: () => boolean = () => false,
+  ) {}
+
+  /** Whether the model should stream this answer: someone reads it as it is written. */
+  get live(): boolean {
+    return this.followed();
+  }
 
   restart(): void {
     this.#clear();

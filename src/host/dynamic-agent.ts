@@ -276,8 +276,9 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
       env: this.env,
       models: this.modelChoices(),
       signal,
-      answer: new AnswerStream((chunk) =>
-        appendArtifactChunk(this.agentDb, turn.task, { artifactId: ANSWER_ARTIFACT, name: ANSWER_ARTIFACT, parts: chunk.parts }, chunk),
+      answer: new AnswerStream(
+        (chunk) => appendArtifactChunk(this.agentDb, turn.task, { artifactId: ANSWER_ARTIFACT, name: ANSWER_ARTIFACT, parts: chunk.parts }, chunk),
+        () => this.streamFollows(taskId),
       ),
       observer: this.#observer(turn, round),
       emit: (plugin, name, data, occurrence) =>

@@ -4,6 +4,8 @@ import { endsWait, stateOfEvent } from "./task-events.js";
 /** Something in this instance following a task's events: a stream or a blocking send. */
 export interface EventListener {
   deliver(row: TaskEventRow): void;
+  /** A stream, whose client reads the answer as it is written (a blocking send only waits for the end). */
+  readonly follows?: boolean;
 }
 
 /**
@@ -30,6 +32,17 @@ export class EventHub {
     };
   }
 
+  /**
+   * Whether a stream follows the task now: one is open on it, or a streaming
+   * send's stream is about to open (its slot is held for the task).
+   */
+  follows(taskId: string): boolean {
+    for (const listener of this.#byTask.get(taskId) ?? []) if (listener.follows) return true;
+    const now = Date.now();
+    for (const held of this.#held.values()) if (held.taskId === taskId && held.lapses > now) return true;
+    return false;
+  }
+
   /** Resolves at the task's next event that ends a wait (terminal or interrupted). */
   nextEnd(taskId: string): Promise<void> {
     return new Promise((resolve) => {
@@ -47,12 +60,12 @@ export class EventHub {
 
   readonly #open = new Map<string, () => void>();
   /** Slots held for streams about to open (a streaming send between its accept and its stream), with when each lapses. */
-  readonly #held = new Map<string, number>();
+  readonly #held = new Map<string, { lapses: number; taskId?: string }>();
 
   /** Open streams of this caller and slots held for more, for the cap. */
   get streams(): number {
     const now = Date.now();
-    for (const [slot, lapses] of this.#held) if (lapses <= now) this.#held.delete(slot);
+    for (const [slot, { lapses }] of this.#held) if (lapses <= now) this.#held.delete(slot);
     return this.#open.size + this.#held.size;
   }
 
@@ -63,15 +76,21 @@ export class EventHub {
    */
   holdSlot(forMs: number): string {
     const slot = crypto.randomUUID();
-    this.#held.set(slot, Date.now() + forMs);
+    this.#held.set(slot, { lapses: Date.now() + forMs });
     return slot;
+  }
+
+  /** Names the task a held slot's stream will follow, once the send has one. */
+  holdFor(slot: string, taskId: string): void {
+    const held = this.#held.get(slot);
+    if (held) held.taskId = taskId;
   }
 
   /** Whether `slot` is held (and not lapsed); it is given up either way. */
   takeSlot(slot: string): boolean {
-    const lapses = this.#held.get(slot);
+    const held = this.#held.get(slot);
     this.#held.delete(slot);
-    return lapses !== undefined && lapses > Date.now();
+    return held !== undefined && held.lapses > Date.now();
   }
 
   /** Counts a stream as open until it ends; `end` is how it is ended from outside (its client went away). */

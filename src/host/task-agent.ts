@@ -324,6 +324,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       if (!verdict.ok) return verdict;
     }
     const begun = verdict.value;
+    // Before the Workflow can start: the turn's model call sees the stream coming and streams the answer.
+    if (slot && "task" in begun) this.#events.holdFor(slot, begun.task.id);
     await this.#armRetention();
     if (queued) await this.#redeliver(queued, { tenant: input.tenant, agentId, origin: input.origin });
     if ("message" in begun) return accepted(begun);
@@ -1021,6 +1023,16 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   }
 
   // ── for agents that script their turns ───────────────────────────────────
+
+  /**
+   * Whether a stream follows the task now (a streaming send's, or a
+   * SubscribeToTask): its model calls then stream the answer as it is
+   * written; otherwise each is made in one request and its answer written
+   * whole (docs/protocol.md "Events, streams and pushes").
+   */
+  protected streamFollows(taskId: string): boolean {
+    return this.#events.follows(taskId);
+  }
 
   /**
    * One chunk of an artifact, written as an event of the task while the round

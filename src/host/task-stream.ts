@@ -53,6 +53,7 @@ export function taskStream(options: TaskStreamOptions): { streamId: string; line
         return;
       }
       stop = hub.listen(options.taskId, {
+        follows: true,
         deliver(row) {
           if (row.seq <= last) return;
           last = row.seq;

@@ -217,6 +217,7 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
     models: input.models,
     signal: input.signal,
     onText: (event) => (event.kind === "restart" ? input.answer?.restart() : input.answer?.delta(event.text)),
+    stream: () => input.answer?.live ?? false,
   });
   input.observer?.modelCall(
     result.ok
