@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, gt, lte, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { onFirstUse } from "./on-first-use.js";
 import { conversationEntries, conversationState } from "./schema.js";
 
 export type EntryRow = typeof conversationEntries.$inferSelect;
@@ -16,6 +17,16 @@ export interface ConversationWindow {
 /** A rough token count: the model's tokens are about four bytes of JSON each. */
 const tokensOf = (json: string) => Math.ceil(json.length / 4);
 
+const conversationId = sql.placeholder("conversationId");
+const taskId = sql.placeholder("taskId");
+// The committed entries the summary has not folded (`foldedThrough` read first).
+const unfolded = and(
+  eq(conversationEntries.conversationId, conversationId),
+  eq(conversationEntries.committed, 1),
+  eq(conversationEntries.kind, "message"),
+  gt(conversationEntries.id, sql.placeholder("foldedThrough")),
+);
+
 /**
  * The conversations of one caller, as rows. Knows nothing of what a message
  * holds: each is an opaque JSON document with a token estimate.
@@ -24,17 +35,11 @@ export class ConversationStore {
   constructor(
     private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {
-    const conversationId = sql.placeholder("conversationId");
-    const taskId = sql.placeholder("taskId");
-    // The committed entries the summary has not folded (`foldedThrough` read first).
-    const unfolded = and(
-      eq(conversationEntries.conversationId, conversationId),
-      eq(conversationEntries.committed, 1),
-      eq(conversationEntries.kind, "message"),
-      gt(conversationEntries.id, sql.placeholder("foldedThrough")),
-    );
-    this.#append = db
+  ) {}
+
+  // Run on every turn (several times each): built once, on first use (drizzle's query building costs more than the query).
+  readonly #append = onFirstUse(() =>
+    this.db
       .insert(conversationEntries)
       .values({
         conversationId,
@@ -47,72 +52,73 @@ export class ConversationStore {
         createdAt: sql.placeholder("at"),
       })
       .onConflictDoNothing()
-      .prepare();
-    this.#has = db
+      .prepare(),
+  );
+  readonly #has = onFirstUse(() =>
+    this.db
       .select({ id: conversationEntries.id })
       .from(conversationEntries)
       .where(eq(conversationEntries.entryKey, sql.placeholder("key")))
-      .prepare();
-    this.#state = db.select().from(conversationState).where(eq(conversationState.conversationId, conversationId)).prepare();
-    this.#entry = db
+      .prepare(),
+  );
+  readonly #state = onFirstUse(() => this.db.select().from(conversationState).where(eq(conversationState.conversationId, conversationId)).prepare());
+  readonly #entry = onFirstUse(() =>
+    this.db
       .select()
       .from(conversationEntries)
       .where(eq(conversationEntries.id, sql.placeholder("id")))
-      .prepare();
-    this.#newest = db.select().from(conversationEntries).where(unfolded).orderBy(desc(conversationEntries.id)).limit(sql.placeholder("limit")).prepare();
-    this.#own = db
+      .prepare(),
+  );
+  readonly #newest = onFirstUse(() =>
+    this.db.select().from(conversationEntries).where(unfolded).orderBy(desc(conversationEntries.id)).limit(sql.placeholder("limit")).prepare(),
+  );
+  readonly #own = onFirstUse(() =>
+    this.db
       .select()
       .from(conversationEntries)
       .where(and(eq(conversationEntries.taskId, taskId), eq(conversationEntries.committed, 0)))
       .orderBy(asc(conversationEntries.id))
-      .prepare();
-    this.#commit = db.update(conversationEntries).set({ committed: 1 }).where(eq(conversationEntries.taskId, taskId)).prepare();
-    this.#discard = db
+      .prepare(),
+  );
+  readonly #commit = onFirstUse(() => this.db.update(conversationEntries).set({ committed: 1 }).where(eq(conversationEntries.taskId, taskId)).prepare());
+  readonly #discard = onFirstUse(() =>
+    this.db
       .delete(conversationEntries)
       .where(and(eq(conversationEntries.taskId, taskId), eq(conversationEntries.committed, 0)))
-      .prepare();
-    this.#unfoldedTokens = db
+      .prepare(),
+  );
+  readonly #unfoldedTokens = onFirstUse(() =>
+    this.db
       .select({ n: sql<number>`coalesce(sum(${conversationEntries.tokens}), 0)` })
       .from(conversationEntries)
       .where(unfolded)
-      .prepare();
-    this.#unfolded = db.select().from(conversationEntries).where(unfolded).orderBy(asc(conversationEntries.id)).prepare();
-    const at = sql.placeholder("at");
-    this.#claim = db
+      .prepare(),
+  );
+  readonly #unfolded = onFirstUse(() => this.db.select().from(conversationEntries).where(unfolded).orderBy(asc(conversationEntries.id)).prepare());
+  readonly #claim = onFirstUse(() =>
+    this.db
       .insert(conversationState)
       .values({ conversationId, compactingUntil: sql.placeholder("until") })
       .onConflictDoUpdate({
         target: conversationState.conversationId,
         set: { compactingUntil: sql`${sql.placeholder("until")}` },
-        setWhere: lte(conversationState.compactingUntil, at),
+        setWhere: lte(conversationState.compactingUntil, sql.placeholder("at")),
       })
       .returning({ id: conversationState.conversationId })
-      .prepare();
-    this.#release = db.update(conversationState).set({ compactingUntil: 0 }).where(eq(conversationState.conversationId, conversationId)).prepare();
-  }
-
-  // Run on every turn (several times each): built once (drizzle's query building costs more than the query).
-  readonly #append;
-  readonly #has;
-  readonly #state;
-  readonly #entry;
-  readonly #newest;
-  readonly #own;
-  readonly #commit;
-  readonly #discard;
-  readonly #unfoldedTokens;
-  readonly #unfolded;
-  readonly #claim;
-  readonly #release;
+      .prepare(),
+  );
+  readonly #release = onFirstUse(() =>
+    this.db.update(conversationState).set({ compactingUntil: 0 }).where(eq(conversationState.conversationId, conversationId)).prepare(),
+  );
 
   /** Appends one entry of a turn; idempotent on `key` (a re-run step writes the same keys). */
   append(conversationId: string, taskId: string, key: string, message: unknown, kind: "message" | "summary" = "message"): void {
     const json = JSON.stringify(message);
-    this.#append.run({ conversationId, taskId, key, kind, json, tokens: tokensOf(json), committed: kind === "summary" ? 1 : 0, at: this.now() });
+    this.#append().run({ conversationId, taskId, key, kind, json, tokens: tokensOf(json), committed: kind === "summary" ? 1 : 0, at: this.now() });
   }
 
   has(key: string): boolean {
-    return this.#has.get({ key }) !== undefined;
+    return this.#has().get({ key }) !== undefined;
   }
 
   /**
@@ -121,42 +127,44 @@ export class ConversationStore {
    * Bounded reads over an index, however long the conversation grew.
    */
   window(conversationId: string, taskId: string, maxEntries: number): ConversationWindow {
-    const state = this.#state.get({ conversationId });
-    const summary = state?.summaryEntryId ? this.#entry.get({ id: state.summaryEntryId }) : undefined;
-    const committed = this.#newest.all({ conversationId, foldedThrough: state?.foldedThrough ?? 0, limit: maxEntries }).reverse();
+    const state = this.#state().get({ conversationId });
+    const summary = state?.summaryEntryId ? this.#entry().get({ id: state.summaryEntryId }) : undefined;
+    const committed = this.#newest()
+      .all({ conversationId, foldedThrough: state?.foldedThrough ?? 0, limit: maxEntries })
+      .reverse();
     return { summary, committed: dropLeadingToolResults(committed), own: this.own(taskId) };
   }
 
   /** A turn's own, uncommitted entries, oldest first. */
   own(taskId: string): EntryRow[] {
-    return this.#own.all({ taskId });
+    return this.#own().all({ taskId });
   }
 
   /** The turn ended: its entries join the conversation every later turn reads. */
   commit(taskId: string): void {
-    this.#commit.run({ taskId });
+    this.#commit().run({ taskId });
   }
 
   /** The turn was canceled: nothing of it stays in the conversation. */
   discard(taskId: string): void {
-    this.#discard.run({ taskId });
+    this.#discard().run({ taskId });
   }
 
   /** Tokens of the committed entries the summary has not folded yet. */
   unfoldedTokens(conversationId: string): number {
-    const state = this.#state.get({ conversationId });
-    const row = this.#unfoldedTokens.get({ conversationId, foldedThrough: state?.foldedThrough ?? 0 });
+    const state = this.#state().get({ conversationId });
+    const row = this.#unfoldedTokens().get({ conversationId, foldedThrough: state?.foldedThrough ?? 0 });
     return Number(row?.n ?? 0);
   }
 
   /** Takes the conversation's compaction lease until `until`; false when another compaction holds it. */
   claimCompaction(conversationId: string, until: number): boolean {
-    const claimed = this.#claim.all({ conversationId, until, at: this.now() });
+    const claimed = this.#claim().all({ conversationId, until, at: this.now() });
     return claimed.length > 0;
   }
 
   releaseCompaction(conversationId: string): void {
-    this.#release.run({ conversationId });
+    this.#release().run({ conversationId });
   }
 
   /**
@@ -166,8 +174,8 @@ export class ConversationStore {
    * a tool call is never folded apart from its result.
    */
   foldable(conversationId: string, keepRecentTokens: number): EntryRow[] {
-    const state = this.#state.get({ conversationId });
-    const rows = this.#unfolded.all({ conversationId, foldedThrough: state?.foldedThrough ?? 0 });
+    const state = this.#state().get({ conversationId });
+    const rows = this.#unfolded().all({ conversationId, foldedThrough: state?.foldedThrough ?? 0 });
     const turns: EntryRow[][] = [];
     for (const row of rows) {
       const last = turns.at(-1);

@@ -1,42 +1,46 @@
 import { asc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { idSlices } from "./id-slices.js";
+import { onFirstUse } from "./on-first-use.js";
 import { directReplies } from "./schema.js";
+
+const messageId = sql.placeholder("messageId");
 
 /** Sends answered with a message instead of a task, by `messageId`: a retry gets the same message. */
 export class DirectReplyStore {
   constructor(
     private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {
-    const messageId = sql.placeholder("messageId");
-    this.#reply = db.select({ json: directReplies.replyJson }).from(directReplies).where(eq(directReplies.messageId, messageId)).prepare();
-    this.#fingerprint = db.select({ fingerprint: directReplies.fingerprint }).from(directReplies).where(eq(directReplies.messageId, messageId)).prepare();
-    this.#put = db
+  ) {}
+
+  // Looked up by every send: built once, on first use (drizzle's query building costs more than the read).
+  readonly #reply = onFirstUse(() =>
+    this.db.select({ json: directReplies.replyJson }).from(directReplies).where(eq(directReplies.messageId, messageId)).prepare(),
+  );
+  readonly #fingerprint = onFirstUse(() =>
+    this.db.select({ fingerprint: directReplies.fingerprint }).from(directReplies).where(eq(directReplies.messageId, messageId)).prepare(),
+  );
+  readonly #put = onFirstUse(() =>
+    this.db
       .insert(directReplies)
       .values({ messageId, replyJson: sql.placeholder("json"), createdAt: sql.placeholder("at"), fingerprint: sql.placeholder("fingerprint") })
       .onConflictDoNothing()
-      .prepare();
-  }
-
-  // Looked up by every send: built once (drizzle's query building costs more than the read).
-  readonly #reply;
-  readonly #fingerprint;
-  readonly #put;
+      .prepare(),
+  );
 
   /** The reply recorded for `messageId`, as stored. */
   get(messageId: string): string | undefined {
-    return this.#reply.get({ messageId })?.json;
+    return this.#reply().get({ messageId })?.json;
   }
 
   /** The digest of the message a reply answered (`null`: a record older than digests). */
   fingerprintOf(messageId: string): string | null | undefined {
-    return this.#fingerprint.get({ messageId })?.fingerprint;
+    return this.#fingerprint().get({ messageId })?.fingerprint;
   }
 
   /** Records a reply; the first one for a `messageId` stands, and is returned. */
   put(messageId: string, json: string, fingerprint?: string): string {
-    this.#put.run({ messageId, json, at: this.now(), fingerprint: fingerprint ?? null });
+    this.#put().run({ messageId, json, at: this.now(), fingerprint: fingerprint ?? null });
     return this.get(messageId) ?? json;
   }
 

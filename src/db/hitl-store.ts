@@ -1,5 +1,6 @@
 import { and, eq, isNull, ne, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { onFirstUse } from "./on-first-use.js";
 import { hitlRequests } from "./schema.js";
 
 export type HitlRow = typeof hitlRequests.$inferSelect;
@@ -16,15 +17,19 @@ export interface NewHitlRequest {
 /** How an answer (or an expiry, or a cancel) was taken: the first wins, the others are told. */
 export type SettleVerdict = { kind: "settled"; row: HitlRow } | { kind: "already"; row: HitlRow } | { kind: "missing" };
 
+const requestId = sql.placeholder("requestId");
+const taskId = sql.placeholder("taskId");
+
 /** Requests to the human behind a caller, as rows; the first answer wins. */
 export class HitlStore {
   constructor(
-    db: DrizzleSqliteDODatabase,
+    private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {
-    const requestId = sql.placeholder("requestId");
-    const taskId = sql.placeholder("taskId");
-    this.#open = db
+  ) {}
+
+  // Read by every round: built once, on first use (drizzle's query building costs more than the query).
+  readonly #open = onFirstUse(() =>
+    this.db
       .insert(hitlRequests)
       .values({
         requestId,
@@ -37,48 +42,49 @@ export class HitlStore {
         createdAt: sql.placeholder("at"),
       })
       .onConflictDoNothing()
-      .prepare();
-    this.#get = db.select().from(hitlRequests).where(eq(hitlRequests.requestId, requestId)).prepare();
-    this.#openOf = db
+      .prepare(),
+  );
+  readonly #get = onFirstUse(() => this.db.select().from(hitlRequests).where(eq(hitlRequests.requestId, requestId)).prepare());
+  readonly #openOf = onFirstUse(() =>
+    this.db
       .select()
       .from(hitlRequests)
       .where(and(eq(hitlRequests.taskId, taskId), eq(hitlRequests.status, "open")))
-      .prepare();
-    this.#settle = db
+      .prepare(),
+  );
+  readonly #settle = onFirstUse(() =>
+    this.db
       .update(hitlRequests)
       .set({ status: sql`${sql.placeholder("status")}`, answerJson: sql`${sql.placeholder("answerJson")}` })
       .where(and(eq(hitlRequests.requestId, requestId), eq(hitlRequests.status, "open")))
       .returning()
-      .prepare();
-    this.#resumed = db
+      .prepare(),
+  );
+  readonly #resumed = onFirstUse(() =>
+    this.db
       .update(hitlRequests)
       .set({ resumedAt: sql`${sql.placeholder("at")}` })
       .where(and(eq(hitlRequests.requestId, requestId), ne(hitlRequests.status, "open"), isNull(hitlRequests.resumedAt)))
-      .prepare();
-    this.#unresumed = db
+      .prepare(),
+  );
+  readonly #unresumed = onFirstUse(() =>
+    this.db
       .select()
       .from(hitlRequests)
       .where(and(ne(hitlRequests.status, "open"), isNull(hitlRequests.resumedAt)))
-      .prepare();
-    this.#ofRound = db
+      .prepare(),
+  );
+  readonly #ofRound = onFirstUse(() =>
+    this.db
       .select()
       .from(hitlRequests)
       .where(and(eq(hitlRequests.taskId, taskId), eq(hitlRequests.round, sql.placeholder("round"))))
-      .prepare();
-  }
-
-  // Read by every round: built once (drizzle's query building costs more than the query).
-  readonly #open;
-  readonly #get;
-  readonly #openOf;
-  readonly #settle;
-  readonly #resumed;
-  readonly #unresumed;
-  readonly #ofRound;
+      .prepare(),
+  );
 
   /** Records a request; idempotent on its id (a re-run round asks the same question). */
   open(request: NewHitlRequest): HitlRow {
-    this.#open.run({
+    this.#open().run({
       requestId: request.requestId,
       taskId: request.taskId,
       round: request.round,
@@ -91,17 +97,17 @@ export class HitlStore {
   }
 
   get(requestId: string): HitlRow | undefined {
-    return this.#get.get({ requestId });
+    return this.#get().get({ requestId });
   }
 
   /** The task's request still waiting for an answer, if any. */
   openOf(taskId: string): HitlRow | undefined {
-    return this.#openOf.get({ taskId });
+    return this.#openOf().get({ taskId });
   }
 
   /** Settles an open request (answered, expired, canceled), first come first served, in one statement. */
   settle(requestId: string, status: "answered" | "expired" | "canceled", answer: unknown): SettleVerdict {
-    const settled = this.#settle.get({ requestId, status, answerJson: JSON.stringify(answer ?? null) });
+    const settled = this.#settle().get({ requestId, status, answerJson: JSON.stringify(answer ?? null) });
     if (settled) return { kind: "settled", row: settled };
     const row = this.get(requestId);
     return row ? { kind: "already", row } : { kind: "missing" };
@@ -109,16 +115,16 @@ export class HitlStore {
 
   /** The turn's Workflow took the settlement in: it needs no more waking. */
   resumed(requestId: string): void {
-    this.#resumed.run({ requestId, at: this.now() });
+    this.#resumed().run({ requestId, at: this.now() });
   }
 
   /** Settled requests whose turn has not taken them in yet (its wake was lost): the object wakes them again. */
   unresumed(): HitlRow[] {
-    return this.#unresumed.all();
+    return this.#unresumed().all();
   }
 
   /** The task's settled request for `round` that the round has not resumed through yet. */
   ofRound(taskId: string, round: number): HitlRow[] {
-    return this.#ofRound.all({ taskId, round });
+    return this.#ofRound().all({ taskId, round });
   }
 }

@@ -1,48 +1,47 @@
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { onFirstUse } from "./on-first-use.js";
 import { pushConfigs } from "./schema.js";
 
 export type PushConfigRow = typeof pushConfigs.$inferSelect;
 
 export type PutVerdict = { kind: "stored" } | { kind: "full"; held: number };
 
+const taskId = sql.placeholder("taskId");
+const id = sql.placeholder("id");
+
 /** The push configs of this caller's tasks, as documents keyed by (task, config id). */
 export class PushConfigStore {
   constructor(
-    db: DrizzleSqliteDODatabase,
+    private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {
-    this.#ofTask = db
-      .select()
-      .from(pushConfigs)
-      .where(eq(pushConfigs.taskId, sql.placeholder("taskId")))
-      .orderBy(asc(pushConfigs.createdAt), asc(pushConfigs.id))
-      .prepare();
-    const taskId = sql.placeholder("taskId");
-    const id = sql.placeholder("id");
-    this.#get = db
+  ) {}
+
+  /** Read by every turn's push: built once, on first use (drizzle's query building costs more than the read). */
+  readonly #ofTask = onFirstUse(() =>
+    this.db.select().from(pushConfigs).where(eq(pushConfigs.taskId, taskId)).orderBy(asc(pushConfigs.createdAt), asc(pushConfigs.id)).prepare(),
+  );
+  readonly #get = onFirstUse(() =>
+    this.db
       .select()
       .from(pushConfigs)
       .where(and(eq(pushConfigs.taskId, taskId), eq(pushConfigs.id, id)))
-      .prepare();
-    this.#held = db.select({ n: count() }).from(pushConfigs).where(eq(pushConfigs.taskId, taskId)).prepare();
-    this.#put = db
+      .prepare(),
+  );
+  readonly #held = onFirstUse(() => this.db.select({ n: count() }).from(pushConfigs).where(eq(pushConfigs.taskId, taskId)).prepare());
+  readonly #put = onFirstUse(() =>
+    this.db
       .insert(pushConfigs)
       .values({ taskId, id, configJson: sql.placeholder("json"), createdAt: sql.placeholder("at") })
       .onConflictDoUpdate({ target: [pushConfigs.taskId, pushConfigs.id], set: { configJson: sql`${sql.placeholder("json")}` } })
-      .prepare();
-    this.#delete = db
+      .prepare(),
+  );
+  readonly #delete = onFirstUse(() =>
+    this.db
       .delete(pushConfigs)
       .where(and(eq(pushConfigs.taskId, taskId), eq(pushConfigs.id, id)))
-      .prepare();
-  }
-
-  /** Read by every turn's push: built once (drizzle's query building costs more than the read). */
-  readonly #ofTask;
-  readonly #get;
-  readonly #held;
-  readonly #put;
-  readonly #delete;
+      .prepare(),
+  );
 
   /**
    * Adds, or replaces by id, a config of an existing task. A new id beyond
@@ -51,24 +50,24 @@ export class PushConfigStore {
    */
   put(taskId: string, id: string, json: string, max: number): PutVerdict {
     if (!this.get(taskId, id)) {
-      const held = this.#held.get({ taskId })?.n ?? 0;
+      const held = this.#held().get({ taskId })?.n ?? 0;
       if (held >= max) return { kind: "full", held };
     }
-    this.#put.run({ taskId, id, json, at: this.now() });
+    this.#put().run({ taskId, id, json, at: this.now() });
     return { kind: "stored" };
   }
 
   get(taskId: string, id: string): PushConfigRow | undefined {
-    return this.#get.get({ taskId, id });
+    return this.#get().get({ taskId, id });
   }
 
   /** Idempotent: deleting a config that is not there is fine. */
   delete(taskId: string, id: string): void {
-    this.#delete.run({ taskId, id });
+    this.#delete().run({ taskId, id });
   }
 
   /** Every config of a task, oldest first. */
   all(taskId: string): PushConfigRow[] {
-    return this.#ofTask.all({ taskId });
+    return this.#ofTask().all({ taskId });
   }
 }

@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { onFirstUse } from "./on-first-use.js";
 import { rounds, subtasks } from "./schema.js";
 
 export type SubtaskRow = typeof subtasks.$inferSelect;
@@ -19,31 +20,41 @@ export interface NewSubtask {
   fingerprint: string;
 }
 
+// A round's row, as both its answer and its delegation write it.
+const roundRow = {
+  taskId: sql.placeholder("taskId"),
+  round: sql.placeholder("round"),
+  decisionJson: sql.placeholder("decisionJson"),
+  createdAt: sql.placeholder("at"),
+};
+
 /** The rounds and subtasks of this caller's delegating turns. */
 export class SubtaskStore {
   constructor(
     private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {
-    this.#decision = db
+  ) {}
+
+  // Read several times a round: built once, on first use (drizzle's query building costs more than the read).
+  readonly #decision = onFirstUse(() =>
+    this.db
       .select()
       .from(rounds)
       .where(and(eq(rounds.taskId, sql.placeholder("taskId")), eq(rounds.round, sql.placeholder("round"))))
-      .prepare();
-    // A round's row, as both its answer and its delegation write it.
-    const roundRow = {
-      taskId: sql.placeholder("taskId"),
-      round: sql.placeholder("round"),
-      decisionJson: sql.placeholder("decisionJson"),
-      createdAt: sql.placeholder("at"),
-    };
-    this.#decideAnswer = db.insert(rounds).values(roundRow).onConflictDoNothing().returning({ decisionJson: rounds.decisionJson }).prepare();
-    this.#delegateRound = db
+      .prepare(),
+  );
+  readonly #decideAnswer = onFirstUse(() =>
+    this.db.insert(rounds).values(roundRow).onConflictDoNothing().returning({ decisionJson: rounds.decisionJson }).prepare(),
+  );
+  readonly #delegateRound = onFirstUse(() =>
+    this.db
       .insert(rounds)
       .values(roundRow)
       .onConflictDoUpdate({ target: [rounds.taskId, rounds.round], set: { decisionJson: sql`${sql.placeholder("decisionJson")}` } })
-      .prepare();
-    this.#insertSubtask = db
+      .prepare(),
+  );
+  readonly #insertSubtask = onFirstUse(() =>
+    this.db
       .insert(subtasks)
       .values({
         id: sql.placeholder("id"),
@@ -57,49 +68,48 @@ export class SubtaskStore {
         createdAt: sql.placeholder("at"),
         updatedAt: sql.placeholder("at"),
       })
-      .prepare();
-    this.#ofRound = db
+      .prepare(),
+  );
+  readonly #ofRound = onFirstUse(() =>
+    this.db
       .select()
       .from(subtasks)
       .where(and(eq(subtasks.taskId, sql.placeholder("taskId")), eq(subtasks.round, sql.placeholder("round"))))
       .orderBy(asc(subtasks.ordinal))
-      .prepare();
-    this.#before = db
+      .prepare(),
+  );
+  readonly #before = onFirstUse(() =>
+    this.db
       .select()
       .from(subtasks)
       .where(and(eq(subtasks.taskId, sql.placeholder("taskId")), lt(subtasks.round, sql.placeholder("round"))))
       .orderBy(asc(subtasks.round), asc(subtasks.ordinal))
-      .prepare();
-    this.#unfinished = db
+      .prepare(),
+  );
+  readonly #unfinished = onFirstUse(() =>
+    this.db
       .select()
       .from(subtasks)
       .where(and(eq(subtasks.taskId, sql.placeholder("taskId")), inArray(subtasks.status, UNFINISHED)))
-      .prepare();
-    this.#get = db
+      .prepare(),
+  );
+  readonly #get = onFirstUse(() =>
+    this.db
       .select()
       .from(subtasks)
       .where(eq(subtasks.id, sql.placeholder("id")))
-      .prepare();
-    this.#touch = db
+      .prepare(),
+  );
+  readonly #touch = onFirstUse(() =>
+    this.db
       .update(subtasks)
       .set({ updatedAt: sql`${sql.placeholder("at")}` })
       .where(eq(subtasks.id, sql.placeholder("id")))
-      .prepare();
-  }
-
-  // Read several times a round: built once (drizzle's query building costs more than the read).
-  readonly #decision;
-  readonly #decideAnswer;
-  readonly #delegateRound;
-  readonly #insertSubtask;
-  readonly #ofRound;
-  readonly #before;
-  readonly #unfinished;
-  readonly #get;
-  readonly #touch;
+      .prepare(),
+  );
 
   decision(taskId: string, round: number): RoundDecision | undefined {
-    const row = this.#decision.get({ taskId, round });
+    const row = this.#decision().get({ taskId, round });
     return row ? (JSON.parse(row.decisionJson) as RoundDecision) : undefined;
   }
 
@@ -107,7 +117,7 @@ export class SubtaskStore {
   decideAnswer(taskId: string, round: number, text: string): RoundDecision {
     const decisionJson = JSON.stringify({ kind: "answer", text });
     // Inserted: this is the decision; an earlier writer's is read instead.
-    if (this.#decideAnswer.get({ taskId, round, decisionJson, at: this.now() })) return { kind: "answer", text };
+    if (this.#decideAnswer().get({ taskId, round, decisionJson, at: this.now() })) return { kind: "answer", text };
     return this.decision(taskId, round)!;
   }
 
@@ -123,14 +133,14 @@ export class SubtaskStore {
   delegate(taskId: string, round: number, created: NewSubtask[], maxPerRound: number): DelegateVerdict {
     const at = this.now();
     return this.db.transaction((): DelegateVerdict => {
-      const existing = this.#decision.get({ taskId, round });
+      const existing = this.#decision().get({ taskId, round });
       const decision = existing ? (JSON.parse(existing.decisionJson) as RoundDecision) : undefined;
       const before = decision?.kind === "delegate" ? decision.count : 0;
       const count = before + created.length;
       if (count > maxPerRound) return { recorded: false, existing: before, max: maxPerRound };
-      this.#delegateRound.run({ taskId, round, decisionJson: JSON.stringify({ kind: "delegate", count }), at });
+      this.#delegateRound().run({ taskId, round, decisionJson: JSON.stringify({ kind: "delegate", count }), at });
       for (const [i, subtask] of created.entries()) {
-        this.#insertSubtask.run({
+        this.#insertSubtask().run({
           id: subtask.id,
           taskId,
           round,
@@ -146,26 +156,26 @@ export class SubtaskStore {
   }
 
   ofRound(taskId: string, round: number): SubtaskRow[] {
-    return this.#ofRound.all({ taskId, round });
+    return this.#ofRound().all({ taskId, round });
   }
 
   /** Finished subtasks of the rounds before `round`: what the next round is told. */
   before(taskId: string, round: number): SubtaskRow[] {
-    return this.#before.all({ taskId, round });
+    return this.#before().all({ taskId, round });
   }
 
   /** Subtasks of a task that have not finished. */
   unfinished(taskId: string): SubtaskRow[] {
-    return this.#unfinished.all({ taskId });
+    return this.#unfinished().all({ taskId });
   }
 
   get(id: string): SubtaskRow | undefined {
-    return this.#get.get({ id });
+    return this.#get().get({ id });
   }
 
   /** A running subtask's heartbeat. */
   touch(id: string): void {
-    this.#touch.run({ id, at: this.now() });
+    this.#touch().run({ id, at: this.now() });
   }
 
   /**

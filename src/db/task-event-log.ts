@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, gt, max, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { onFirstUse } from "./on-first-use.js";
 import { taskEvents } from "./schema.js";
 
 export type TaskEventRow = typeof taskEvents.$inferSelect;
@@ -10,23 +11,29 @@ export interface NewTaskEvent {
   json: string;
 }
 
+const taskId = sql.placeholder("taskId");
+
 /** The events of this object's tasks, as rows: numbered per task, read in ranges. */
 export class TaskEventLog {
   constructor(
-    db: DrizzleSqliteDODatabase,
+    private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {
-    const taskId = sql.placeholder("taskId");
-    this.#lastSeq = db
+  ) {}
+
+  // Run on every event and every push: built once, on first use (drizzle's query building costs more than the read).
+  readonly #lastSeq = onFirstUse(() =>
+    this.db
       .select({ seq: max(taskEvents.seq) })
       .from(taskEvents)
       .where(eq(taskEvents.taskId, taskId))
-      .prepare();
-    // One statement: the next `seq` is read and taken together (an aggregate without `group by` yields its one row even for a task with no events).
-    this.#append = db
+      .prepare(),
+  );
+  // One statement: the next `seq` is read and taken together (an aggregate without `group by` yields its one row even for a task with no events).
+  readonly #append = onFirstUse(() =>
+    this.db
       .insert(taskEvents)
       .select(
-        db
+        this.db
           .select({
             id: sql<number | null>`null`.as("id"),
             taskId: sql<string>`${taskId}`.as("task_id"),
@@ -39,33 +46,32 @@ export class TaskEventLog {
           .where(eq(taskEvents.taskId, taskId)),
       )
       .returning()
-      .prepare();
-    this.#after = db
+      .prepare(),
+  );
+  readonly #after = onFirstUse(() =>
+    this.db
       .select()
       .from(taskEvents)
       .where(and(eq(taskEvents.taskId, taskId), gt(taskEvents.seq, sql.placeholder("seq"))))
       .orderBy(asc(taskEvents.seq))
-      .prepare();
-    this.#at = db
+      .prepare(),
+  );
+  readonly #at = onFirstUse(() =>
+    this.db
       .select()
       .from(taskEvents)
       .where(and(eq(taskEvents.taskId, taskId), eq(taskEvents.seq, sql.placeholder("seq"))))
-      .prepare();
-    this.#latest = db
+      .prepare(),
+  );
+  readonly #latest = onFirstUse(() =>
+    this.db
       .select()
       .from(taskEvents)
       .where(and(eq(taskEvents.taskId, taskId), eq(taskEvents.kind, sql.placeholder("kind"))))
       .orderBy(desc(taskEvents.seq))
       .limit(1)
-      .prepare();
-  }
-
-  // Run on every event and every push: built once (drizzle's query building costs more than the read).
-  readonly #lastSeq;
-  readonly #append;
-  readonly #after;
-  readonly #at;
-  readonly #latest;
+      .prepare(),
+  );
 
   /**
    * Appends the task's next event (`seq` one past its last, 1 for its first)
@@ -73,26 +79,26 @@ export class TaskEventLog {
    * append can take the same number.
    */
   append(taskId: string, event: NewTaskEvent): TaskEventRow {
-    return this.#append.get({ taskId, kind: event.kind, eventJson: event.json, createdAt: this.now() });
+    return this.#append().get({ taskId, kind: event.kind, eventJson: event.json, createdAt: this.now() });
   }
 
   /** The task's last `seq`; 0 before its first event. */
   lastSeq(taskId: string): number {
-    return this.#lastSeq.get({ taskId })?.seq ?? 0;
+    return this.#lastSeq().get({ taskId })?.seq ?? 0;
   }
 
   /** The task's events after `seq`, in order. */
   after(taskId: string, seq: number): TaskEventRow[] {
-    return this.#after.all({ taskId, seq });
+    return this.#after().all({ taskId, seq });
   }
 
   /** The task's event `seq`. */
   at(taskId: string, seq: number): TaskEventRow | undefined {
-    return this.#at.get({ taskId, seq });
+    return this.#at().get({ taskId, seq });
   }
 
   /** The task's latest event of `kind`. */
   latest(taskId: string, kind: NewTaskEvent["kind"]): TaskEventRow | undefined {
-    return this.#latest.get({ taskId, kind });
+    return this.#latest().get({ taskId, kind });
   }
 }

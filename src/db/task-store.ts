@@ -2,6 +2,7 @@ import { and, asc, count, desc, eq, gte, inArray, isNull, lt, notInArray, or, sq
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { idSlices } from "./id-slices.js";
 import { decodeCursor, encodeCursor } from "./list-cursor.js";
+import { onFirstUse } from "./on-first-use.js";
 import { acceptedMessages, hitlRequests, pushConfigs, redeliveries, rounds, subtasks, taskCounts, taskEvents, tasks, toolCalls, turns } from "./schema.js";
 
 export type TaskRow = typeof tasks.$inferSelect;
@@ -39,6 +40,8 @@ export interface TaskPageQuery {
 
 export type TaskPage = { kind: "page"; rows: TaskRow[]; nextPageToken: string; total: number } | { kind: "bad-page-token" };
 
+const messageId = sql.placeholder("messageId");
+
 /**
  * The task table of one caller's Durable Object: rows and verdicts, no
  * protocol. Every method is synchronous SQLite work with no `await` inside,
@@ -55,24 +58,34 @@ export class TaskStore {
     private readonly now: () => number = Date.now,
   ) {
     this.#final = new Set(finalStates);
-    this.#byId = db
+  }
+
+  // Read and written several times a turn: built once, on first use (drizzle's query building costs more than the query).
+  readonly #byId = onFirstUse(() =>
+    this.db
       .select()
       .from(tasks)
       .where(eq(tasks.id, sql.placeholder("id")))
-      .prepare();
-    // The guard is the statement's own: one statement for a write that goes through, a read only to tell a refusal's kind.
-    this.#rewrite = db
+      .prepare(),
+  );
+  // The guard is the statement's own: one statement for a write that goes through, a read only to tell a refusal's kind.
+  readonly #rewrite = onFirstUse(() =>
+    this.db
       .update(tasks)
       .set({ state: sql`${sql.placeholder("state")}`, statusAt: sql`${sql.placeholder("statusAt")}`, taskJson: sql`${sql.placeholder("json")}` })
       .where(and(eq(tasks.id, sql.placeholder("id")), notInArray(tasks.state, [...this.#final])))
       .returning({ id: tasks.id })
-      .prepare();
-    this.#annotate = db
+      .prepare(),
+  );
+  readonly #annotate = onFirstUse(() =>
+    this.db
       .update(tasks)
       .set({ taskJson: sql`${sql.placeholder("json")}`, deadLetterAt: sql`${sql.placeholder("deadLetterAt")}` })
       .where(eq(tasks.id, sql.placeholder("id")))
-      .prepare();
-    this.#insertTask = db
+      .prepare(),
+  );
+  readonly #insertTask = onFirstUse(() =>
+    this.db
       .insert(tasks)
       .values({
         id: sql.placeholder("id"),
@@ -83,67 +96,61 @@ export class TaskStore {
         createdAt: sql.placeholder("createdAt"),
         taskJson: sql.placeholder("json"),
       })
-      .prepare();
-    const messageId = sql.placeholder("messageId");
-    this.#acceptedTask = db.select({ taskId: acceptedMessages.taskId }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).prepare();
-    this.#acceptedFingerprint = db
-      .select({ fingerprint: acceptedMessages.fingerprint })
-      .from(acceptedMessages)
-      .where(eq(acceptedMessages.messageId, messageId))
-      .prepare();
-    this.#accepted = db.select({ id: acceptedMessages.messageId }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).prepare();
-    this.#accept = db
+      .prepare(),
+  );
+  readonly #acceptedTask = onFirstUse(() =>
+    this.db.select({ taskId: acceptedMessages.taskId }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).prepare(),
+  );
+  readonly #acceptedFingerprint = onFirstUse(() =>
+    this.db.select({ fingerprint: acceptedMessages.fingerprint }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).prepare(),
+  );
+  readonly #accepted = onFirstUse(() =>
+    this.db.select({ id: acceptedMessages.messageId }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).prepare(),
+  );
+  readonly #accept = onFirstUse(() =>
+    this.db
       .insert(acceptedMessages)
       .values({ messageId, taskId: sql.placeholder("taskId"), acceptedAt: sql.placeholder("at"), fingerprint: sql.placeholder("fingerprint") })
       .onConflictDoNothing()
-      .prepare();
-    this.#insertPushConfig = db
+      .prepare(),
+  );
+  readonly #insertPushConfig = onFirstUse(() =>
+    this.db
       .insert(pushConfigs)
       .values({ taskId: sql.placeholder("taskId"), id: sql.placeholder("id"), configJson: sql.placeholder("json"), createdAt: sql.placeholder("at") })
-      .prepare();
-  }
-
-  // Read and written several times a turn: built once (drizzle's query building costs more than the query).
-  readonly #byId;
-  readonly #rewrite;
-  readonly #annotate;
-  readonly #insertTask;
-  readonly #acceptedTask;
-  readonly #acceptedFingerprint;
-  readonly #accepted;
-  readonly #accept;
-  readonly #insertPushConfig;
+      .prepare(),
+  );
 
   get(id: string): TaskRow | undefined {
-    return this.#byId.get({ id });
+    return this.#byId().get({ id });
   }
 
   /** The task a `messageId` created or was taken into (a follow-up message on it). */
   byMessageId(messageId: string): TaskRow | undefined {
-    const accepted = this.#acceptedTask.get({ messageId });
+    const accepted = this.#acceptedTask().get({ messageId });
     return accepted ? this.get(accepted.taskId) : undefined;
   }
 
   /** A follow-up message taken into a task: a retry of it finds the task. */
   recordMessage(messageId: string, taskId: string, fingerprint?: string): void {
-    this.#accept.run({ messageId, taskId, at: this.now(), fingerprint: fingerprint ?? null });
+    this.#accept().run({ messageId, taskId, at: this.now(), fingerprint: fingerprint ?? null });
   }
 
   /** The digest recorded with a `messageId`: `null` for a record older than digests, `undefined` when there is none. */
   fingerprintOf(messageId: string): string | null | undefined {
-    return this.#acceptedFingerprint.get({ messageId })?.fingerprint;
+    return this.#acceptedFingerprint().get({ messageId })?.fingerprint;
   }
 
   /** Whether a task was ever accepted for this `messageId` (it may since have been deleted by retention). */
   wasAccepted(messageId: string): boolean {
-    return this.#accepted.get({ messageId }) !== undefined;
+    return this.#accepted().get({ messageId }) !== undefined;
   }
 
   /** Inserts a new task, its `messageId` record, and its first push config if it has one, in one transaction. */
   insert(task: NewTask, pushConfig?: { id: string; json: string }): void {
     const at = this.now();
     this.db.transaction(() => {
-      this.#insertTask.run({
+      this.#insertTask().run({
         id: task.id,
         messageId: task.messageId,
         contextId: task.contextId,
@@ -152,14 +159,14 @@ export class TaskStore {
         createdAt: at,
         json: task.json,
       });
-      this.#accept.run({ messageId: task.messageId, taskId: task.id, at, fingerprint: task.fingerprint ?? null });
-      if (pushConfig) this.#insertPushConfig.run({ taskId: task.id, id: pushConfig.id, json: pushConfig.json, at });
+      this.#accept().run({ messageId: task.messageId, taskId: task.id, at, fingerprint: task.fingerprint ?? null });
+      if (pushConfig) this.#insertPushConfig().run({ taskId: task.id, id: pushConfig.id, json: pushConfig.json, at });
     });
   }
 
   /** Replaces a task's document unless the stored one is final: a final task never changes again. */
   write(task: TaskWrite): WriteVerdict {
-    if (this.#rewrite.get({ id: task.id, state: task.state, statusAt: task.statusAt, json: task.json })) return { kind: "written" };
+    if (this.#rewrite().get({ id: task.id, state: task.state, statusAt: task.statusAt, json: task.json })) return { kind: "written" };
     const row = this.get(task.id);
     return row ? { kind: "final", row } : { kind: "missing" };
   }
@@ -171,7 +178,7 @@ export class TaskStore {
    */
   annotate(id: string, json: string, deadLetterAt: number | null): boolean {
     if (!this.get(id)) return false;
-    this.#annotate.run({ id, json, deadLetterAt });
+    this.#annotate().run({ id, json, deadLetterAt });
     return true;
   }
 

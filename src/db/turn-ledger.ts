@@ -1,23 +1,30 @@
 import { asc, count, eq, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { onFirstUse } from "./on-first-use.js";
 import { turns } from "./schema.js";
 
 export type TurnRow = typeof turns.$inferSelect;
 
+const taskId = sql.placeholder("taskId");
+
 /** Bookkeeping of the turns this object handed to Workflows and has not yet seen delivered. */
 export class TurnLedger {
   constructor(
-    db: DrizzleSqliteDODatabase,
+    private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {
-    const taskId = sql.placeholder("taskId");
-    this.#byTask = db.select().from(turns).where(eq(turns.taskId, taskId)).prepare();
-    this.#progress = db
+  ) {}
+
+  // Run on every call a turn makes into the object: built once, on first use (drizzle's query building costs more than the write).
+  readonly #byTask = onFirstUse(() => this.db.select().from(turns).where(eq(turns.taskId, taskId)).prepare());
+  readonly #progress = onFirstUse(() =>
+    this.db
       .update(turns)
       .set({ progressAt: sql`${sql.placeholder("at")}`, expectedBy: sql`${sql.placeholder("expectedBy")}` })
       .where(eq(turns.taskId, taskId))
-      .prepare();
-    this.#open = db
+      .prepare(),
+  );
+  readonly #open = onFirstUse(() =>
+    this.db
       .insert(turns)
       .values({
         taskId,
@@ -29,8 +36,10 @@ export class TurnLedger {
       })
       .onConflictDoNothing()
       .returning()
-      .prepare();
-    this.#outcome = db
+      .prepare(),
+  );
+  readonly #outcome = onFirstUse(() =>
+    this.db
       .update(turns)
       .set({
         outcomeJson: sql`${sql.placeholder("outcomeJson")}`,
@@ -38,8 +47,10 @@ export class TurnLedger {
         expectedBy: sql`${sql.placeholder("expectedBy")}`,
       })
       .where(eq(turns.taskId, taskId))
-      .prepare();
-    this.#redriven = db
+      .prepare(),
+  );
+  readonly #redriven = onFirstUse(() =>
+    this.db
       .update(turns)
       .set({
         instanceId: sql`${sql.placeholder("instanceId")}`,
@@ -48,46 +59,36 @@ export class TurnLedger {
         expectedBy: sql`${sql.placeholder("expectedBy")}`,
       })
       .where(eq(turns.taskId, taskId))
-      .prepare();
-    this.#close = db.delete(turns).where(eq(turns.taskId, taskId)).prepare();
-    this.#all = db.select().from(turns).orderBy(asc(turns.progressAt)).prepare();
-    this.#size = db.select({ n: count() }).from(turns).prepare();
-  }
-
-  // Run on every call a turn makes into the object: built once (drizzle's query building costs more than the write).
-  readonly #byTask;
-  readonly #progress;
-  readonly #open;
-  readonly #outcome;
-  readonly #redriven;
-  readonly #close;
-  readonly #all;
-  readonly #size;
+      .prepare(),
+  );
+  readonly #close = onFirstUse(() => this.db.delete(turns).where(eq(turns.taskId, taskId)).prepare());
+  readonly #all = onFirstUse(() => this.db.select().from(turns).orderBy(asc(turns.progressAt)).prepare());
+  readonly #size = onFirstUse(() => this.db.select({ n: count() }).from(turns).prepare());
 
   /** Records a turn once, expected to report within `expectWithinMs`; a second call for the same task keeps the first record. */
   open(taskId: string, instanceId: string, params: unknown, expectWithinMs: number): TurnRow {
     const at = this.now();
     // Inserted, the statement returns the row; an existing record is read instead.
-    return this.#open.get({ taskId, instanceId, paramsJson: JSON.stringify(params), at, expectedBy: at + expectWithinMs }) ?? this.get(taskId)!;
+    return this.#open().get({ taskId, instanceId, paramsJson: JSON.stringify(params), at, expectedBy: at + expectWithinMs }) ?? this.get(taskId)!;
   }
 
   get(taskId: string): TurnRow | undefined {
-    return this.#byTask.get({ taskId });
+    return this.#byTask().get({ taskId });
   }
 
   all(): TurnRow[] {
-    return this.#all.all();
+    return this.#all().all();
   }
 
   /** The turn reported in, and will again within `expectWithinMs`. */
   progress(taskId: string, expectWithinMs: number): void {
     const at = this.now();
-    this.#progress.run({ taskId, at, expectedBy: at + expectWithinMs });
+    this.#progress().run({ taskId, at, expectedBy: at + expectWithinMs });
   }
 
   recordOutcome(taskId: string, outcome: unknown, expectWithinMs: number): void {
     const at = this.now();
-    this.#outcome.run({ taskId, outcomeJson: JSON.stringify(outcome), at, expectedBy: at + expectWithinMs });
+    this.#outcome().run({ taskId, outcomeJson: JSON.stringify(outcome), at, expectedBy: at + expectWithinMs });
   }
 
   /** The reconciler re-drove the turn (`instanceId` may be a new, announcing instance); counts as an attempt. */
@@ -95,14 +96,14 @@ export class TurnLedger {
     const row = this.get(taskId);
     if (!row) return;
     const at = this.now();
-    this.#redriven.run({ taskId, instanceId, attempts: row.attempts + 1, at, expectedBy: at + expectWithinMs });
+    this.#redriven().run({ taskId, instanceId, attempts: row.attempts + 1, at, expectedBy: at + expectWithinMs });
   }
 
   close(taskId: string): void {
-    this.#close.run({ taskId });
+    this.#close().run({ taskId });
   }
 
   get size(): number {
-    return this.#size.get()?.n ?? 0;
+    return this.#size().get()?.n ?? 0;
   }
 }

@@ -1,5 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { onFirstUse } from "./on-first-use.js";
 import { turns, usageDays } from "./schema.js";
 
 /** Tokens one model exchange (or a sum of them) cost. */
@@ -11,6 +12,10 @@ export interface Usage {
 
 const NONE: Usage = { inputTokens: 0, outputTokens: 0, modelCalls: 0 };
 
+const inputTokens = sql.placeholder("inputTokens");
+const outputTokens = sql.placeholder("outputTokens");
+const modelCalls = sql.placeholder("modelCalls");
+
 /** The UTC day `at` falls on, as `usage_days` keys it. */
 export function usageDay(at: number): string {
   return new Date(at).toISOString().slice(0, 10);
@@ -21,16 +26,18 @@ export class UsageStore {
   constructor(
     private readonly db: DrizzleSqliteDODatabase,
     private readonly now: () => number = Date.now,
-  ) {
-    this.#ofTurn = db
+  ) {}
+
+  // Run on every model call and read twice by every turn's end: built once, on first use (drizzle's query building costs more than the query).
+  readonly #ofTurn = onFirstUse(() =>
+    this.db
       .select({ inputTokens: turns.inputTokens, outputTokens: turns.outputTokens, modelCalls: turns.modelCalls })
       .from(turns)
       .where(eq(turns.taskId, sql.placeholder("taskId")))
-      .prepare();
-    const inputTokens = sql.placeholder("inputTokens");
-    const outputTokens = sql.placeholder("outputTokens");
-    const modelCalls = sql.placeholder("modelCalls");
-    this.#addToTurn = db
+      .prepare(),
+  );
+  readonly #addToTurn = onFirstUse(() =>
+    this.db
       .update(turns)
       .set({
         inputTokens: sql`${turns.inputTokens} + ${inputTokens}`,
@@ -38,8 +45,10 @@ export class UsageStore {
         modelCalls: sql`${turns.modelCalls} + ${modelCalls}`,
       })
       .where(eq(turns.taskId, sql.placeholder("taskId")))
-      .prepare();
-    this.#addToDay = db
+      .prepare(),
+  );
+  readonly #addToDay = onFirstUse(() =>
+    this.db
       .insert(usageDays)
       .values({ day: sql.placeholder("day"), inputTokens, outputTokens, modelCalls })
       .onConflictDoUpdate({
@@ -50,37 +59,33 @@ export class UsageStore {
           modelCalls: sql`${usageDays.modelCalls} + ${modelCalls}`,
         },
       })
-      .prepare();
-    this.#ofDay = db
+      .prepare(),
+  );
+  readonly #ofDay = onFirstUse(() =>
+    this.db
       .select({ inputTokens: usageDays.inputTokens, outputTokens: usageDays.outputTokens, modelCalls: usageDays.modelCalls })
       .from(usageDays)
       .where(eq(usageDays.day, sql.placeholder("day")))
-      .prepare();
-  }
-
-  // Run on every model call and read twice by every turn's end: built once (drizzle's query building costs more than the query).
-  readonly #ofTurn;
-  readonly #addToTurn;
-  readonly #addToDay;
-  readonly #ofDay;
+      .prepare(),
+  );
 
   /** Adds one exchange to the task's open turn (if any) and to today's total, together. */
   record(taskId: string | undefined, usage: Usage): void {
     const day = usageDay(this.now());
     const { inputTokens, outputTokens, modelCalls } = usage;
     this.db.transaction(() => {
-      if (taskId) this.#addToTurn.run({ taskId, inputTokens, outputTokens, modelCalls });
-      this.#addToDay.run({ day, inputTokens, outputTokens, modelCalls });
+      if (taskId) this.#addToTurn().run({ taskId, inputTokens, outputTokens, modelCalls });
+      this.#addToDay().run({ day, inputTokens, outputTokens, modelCalls });
     });
   }
 
   /** What the task's open turn has cost so far. */
   ofTurn(taskId: string): Usage {
-    return this.#ofTurn.get({ taskId }) ?? NONE;
+    return this.#ofTurn().get({ taskId }) ?? NONE;
   }
 
   /** The caller's total for the UTC day of `at` (today by default). */
   ofDay(at: number = this.now()): Usage {
-    return this.#ofDay.get({ day: usageDay(at) }) ?? NONE;
+    return this.#ofDay().get({ day: usageDay(at) }) ?? NONE;
   }
 }
