@@ -517,6 +517,12 @@ serialised, not printed), those two rows came to 1.09× and 1.08× the floor's, 
 about 25 to 18 ms per turn (so each line costs about 1 ms of the Worker's workerd too, on this machine),
 and the turn ratios were 0.48× (turns/s) and 1.78× (SendMessage → push p50 at rest).
 
+A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
+a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc
+every answer was streamed: the Worker's workerd then spent 25.8 ms per turn (the full run at c9647e4),
+against 18.9 ms at 2abc6c4 (a full run, which also builds each store's queries on first use); in a
+profile of the isolate, the ai SDK's stream machinery and the streams under it had been about a third.
+
 ### Fresh workerd processes, tmpfs, no trace collector
 
 Locally, every Workflow instance is a Durable Object with its own SQLite file, and workerd
