@@ -234,6 +234,7 @@ describe("the tool loop", () => {
       kind: "answer",
       state: "TASK_STATE_COMPLETED",
       text: "",
+      fresh: true,
     });
     expect(callsOf(model)).toHaveLength(0);
     expect(await inObject(object, (db) => db.conversations.window("c", "", 10).committed)).toHaveLength(0);
@@ -298,15 +299,16 @@ describe("the tool loop", () => {
     const fallback = mockModel(["from fallback"]);
     expect(await turnOf({ models: scriptedChoices(mockModel([new Error("broken")]), fallback) })).toMatchObject({ kind: "answer", text: "from fallback" });
     const failed = await turnOf({ models: scriptedChoices(mockModel([new Error("a")]), mockModel([new Error("b")])) });
-    expect(failed).toEqual({ kind: "answer", state: "TASK_STATE_FAILED", text: assistantPolicy.messages.failure });
+    expect(failed).toEqual({ kind: "answer", state: "TASK_STATE_FAILED", text: assistantPolicy.messages.failure, fresh: true });
   });
 
   it("writes the exchange once even when the turn step runs twice", async () => {
     const object = freshObject();
     const again = mockModel(["second"]);
     const first = await turnOf({ object, taskId: "t-rerun", models: scriptedChoices(mockModel(["first"])) });
-    // The step runs again (its reply was lost): the recorded decision answers, the model is not asked.
-    expect(await turnOf({ object, taskId: "t-rerun", models: scriptedChoices(again) })).toEqual(first);
+    expect(first).toMatchObject({ kind: "answer", fresh: true });
+    // The step runs again (its reply was lost): the recorded decision answers, the model is not asked, and it says it decided nothing new.
+    expect(await turnOf({ object, taskId: "t-rerun", models: scriptedChoices(again) })).toEqual({ ...first, fresh: false });
     expect(callsOf(again)).toHaveLength(0);
     const own = await inObject(object, (db) => db.conversations.own("t-rerun").map((e) => (JSON.parse(e.messageJson) as ModelMessage).role));
     expect(own).toEqual(["user", "assistant"]);

@@ -163,6 +163,27 @@ describe("replays", () => {
   });
 });
 
+describe("a round step retried after its decision", () => {
+  it("reports the round once: the re-run finds the decision recorded and says nothing again", async () => {
+    // The spec drives the turn's steps itself, as a Workflow retrying its round step would.
+    await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "run" }, new Error("the spec drives this turn")));
+    harness.outbound.model = (c) =>
+      c.tools.includes("delegate") && !c.messages.some((m) => String(m.content).includes("said"))
+        ? chatToolCall("delegate", { subtasks: [{ type: "echo_task", params: { say: "part 1" } }] }, c.model)
+        : chatCompletion("all done", c.model);
+    const caller = { ...newCaller(), tenant: "marker-researcher" };
+    const task = await send(caller, "research it once");
+    const agent: TurnObject = env.MARKER_RESEARCHER!.get(
+      env.MARKER_RESEARCHER!.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "marker-researcher", key: caller.identity.key })),
+    );
+    const first = await agent.runTurn(task.id, "https://agents.test", 1);
+    expect(first).toMatchObject({ ok: true, value: { kind: "continue" } });
+    expect(await agent.runTurn(task.id, "https://agents.test", 1)).toEqual(first);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(named(eventsIn(task.id), "round.finished").map((e) => e.data)).toEqual([{ round: 1, outcome: "delegated", durationMs: expect.any(Number) }]);
+  });
+});
+
 describe("the model", () => {
   it("a transient error is retried and a failing primary falls back: one model.call says both", async () => {
     let primary = 0;

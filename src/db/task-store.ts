@@ -26,6 +26,12 @@ export interface NewTask extends TaskWrite {
 }
 
 /** A guarded write's verdict: written, or refused because the stored task is final or absent. */
+/** A `messageId`'s record: its task (`undefined` once retention deleted it) and its digest (`null` on a record older than digests). */
+export interface AcceptedMessage {
+  task: TaskRow | undefined;
+  fingerprint: string | null;
+}
+
 export type WriteVerdict = { kind: "written" } | { kind: "final"; row: TaskRow } | { kind: "missing" };
 
 export interface TaskPageQuery {
@@ -98,14 +104,12 @@ export class TaskStore {
       })
       .prepare(),
   );
-  readonly #acceptedTask = onFirstUse(() =>
-    this.db.select({ taskId: acceptedMessages.taskId }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).prepare(),
-  );
-  readonly #acceptedFingerprint = onFirstUse(() =>
-    this.db.select({ fingerprint: acceptedMessages.fingerprint }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).prepare(),
-  );
-  readonly #accepted = onFirstUse(() =>
-    this.db.select({ id: acceptedMessages.messageId }).from(acceptedMessages).where(eq(acceptedMessages.messageId, messageId)).prepare(),
+  readonly #acceptedRecord = onFirstUse(() =>
+    this.db
+      .select({ taskId: acceptedMessages.taskId, fingerprint: acceptedMessages.fingerprint })
+      .from(acceptedMessages)
+      .where(eq(acceptedMessages.messageId, messageId))
+      .prepare(),
   );
   readonly #accept = onFirstUse(() =>
     this.db
@@ -125,25 +129,20 @@ export class TaskStore {
     return this.#byId().get({ id });
   }
 
-  /** The task a `messageId` created or was taken into (a follow-up message on it). */
-  byMessageId(messageId: string): TaskRow | undefined {
-    const accepted = this.#acceptedTask().get({ messageId });
-    return accepted ? this.get(accepted.taskId) : undefined;
+  /**
+   * What this object recorded for a `messageId`, in one read: the task it
+   * created or was taken into (a follow-up message), `undefined` once
+   * retention has deleted that task, and the message's digest (`null` on a
+   * record older than digests). `undefined`: the message was never accepted.
+   */
+  accepted(messageId: string): AcceptedMessage | undefined {
+    const record = this.#acceptedRecord().get({ messageId });
+    return record && { fingerprint: record.fingerprint, task: this.get(record.taskId) };
   }
 
   /** A follow-up message taken into a task: a retry of it finds the task. */
   recordMessage(messageId: string, taskId: string, fingerprint?: string): void {
     this.#accept().run({ messageId, taskId, at: this.now(), fingerprint: fingerprint ?? null });
-  }
-
-  /** The digest recorded with a `messageId`: `null` for a record older than digests, `undefined` when there is none. */
-  fingerprintOf(messageId: string): string | null | undefined {
-    return this.#acceptedFingerprint().get({ messageId })?.fingerprint;
-  }
-
-  /** Whether a task was ever accepted for this `messageId` (it may since have been deleted by retention). */
-  wasAccepted(messageId: string): boolean {
-    return this.#accepted().get({ messageId }) !== undefined;
   }
 
   /** Inserts a new task, its `messageId` record, and its first push config if it has one, in one transaction. */

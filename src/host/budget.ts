@@ -7,11 +7,12 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * The refusal of a send by a caller whose model calls spent today's budget
  * (`limits.tokensPerCallerPerDay`), or `undefined` when there is room or no
  * cap. The budget counts input and output tokens; it frees at midnight UTC,
- * which is what `Retry-After` says.
+ * which is what `Retry-After` says. `today` is read only when there is a cap.
  */
-export function dailyBudgetRefusal(today: Usage, cap: number | undefined, now: number): { error: RpcError; retryAfterSeconds: number } | undefined {
+export function dailyBudgetRefusal(today: () => Usage, cap: number | undefined, now: number): { error: RpcError; retryAfterSeconds: number } | undefined {
   if (cap === undefined) return undefined;
-  const spent = today.inputTokens + today.outputTokens;
+  const { inputTokens, outputTokens } = today();
+  const spent = inputTokens + outputTokens;
   if (spent < cap) return undefined;
   const retryAfterSeconds = Math.max(1, Math.ceil((DAY_MS - (now % DAY_MS)) / 1000));
   return {

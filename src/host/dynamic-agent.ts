@@ -253,8 +253,6 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     // No round past the budget: a turn still going there ends, failed, in the agent's words.
     if (round > this.config.rounds.maxRounds) return { kind: "done", outcome: { state: "TASK_STATE_FAILED", text: this.policy.messages.unfinished } };
     const runtime = this.runtime;
-    // A round decided before (a replayed step) reports nothing again.
-    const fresh = !this.agentDb.subtasks.decision(taskId, round);
     const begun = Date.now();
     const result = await runRound({
       taskId,
@@ -284,8 +282,8 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
       emit: (plugin, name, data, occurrence) =>
         this.agentEvents.emitPlugin(plugin, name, taskId, data, occurrence === undefined ? [crypto.randomUUID()] : ["plugin", occurrence]),
     });
-    // An answer or a delegation is a decision the round recorded (turn-loop.ts): a fresh round just made it.
-    if (fresh && (result.kind === "answer" || result.kind === "delegated")) {
+    // An answer or a delegation is a decision the round recorded (turn-loop.ts); one decided before (a replayed step) reports nothing again.
+    if ((result.kind === "answer" || result.kind === "delegated") && result.fresh) {
       const outcome = result.kind === "answer" ? "answer" : "delegated";
       this.agentEvents.emit("round.finished", taskId, { round, outcome, durationMs: Date.now() - begun }, ["round", round], {
         contextId: turn.task.contextId,

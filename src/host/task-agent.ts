@@ -258,12 +258,13 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         assertSameMessage(this.agentDb.directReplies.fingerprintOf(messageId), fingerprint, messageId);
         return { message: JSON.parse(replied) as MessageJson };
       }
-      const existing = this.agentDb.tasks.byMessageId(messageId);
-      if (existing) {
+      const record = this.agentDb.tasks.accepted(messageId);
+      if (record?.task) {
+        const existing = record.task;
         // A retry: nothing new, unless it brings a push config the task lacks.
         // A turn still open is named again, so the edge restarts an instance
         // that never appeared (creating it is idempotent).
-        assertSameMessage(this.agentDb.tasks.fingerprintOf(messageId), fingerprint, messageId);
+        assertSameMessage(record.fingerprint, fingerprint, messageId);
         if (input.pushConfig && !hasConfig(this.agentDb, existing.id, input.pushConfig)) {
           queued = queueRedelivery(this.agentDb, existing.id, putConfig(this.agentDb, existing.id, input.pushConfig).id) ? existing.id : undefined;
         }
@@ -271,11 +272,11 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         const task = shapeTask(taskOf(existing), { historyLength: input.historyLength, includeArtifacts: true });
         return open ? { task, turn: { instanceId: open.instanceId, params: JSON.parse(open.paramsJson) as TurnParams } } : { task };
       }
-      if (this.agentDb.tasks.wasAccepted(messageId)) {
+      if (record) {
         throw taskNotFound(`(of messageId ${JSON.stringify(messageId)}: it was accepted here, finished, and has since been deleted)`);
       }
       // Nothing is created, and no model called, for a caller past its daily budget.
-      const overBudget = dailyBudgetRefusal(this.agentDb.usage.ofDay(), this.tokensPerCallerPerDay(), Date.now());
+      const overBudget = dailyBudgetRefusal(() => this.agentDb.usage.ofDay(), this.tokensPerCallerPerDay(), Date.now());
       if (overBudget) {
         happened = { kind: "refused", limit: "tokensPerCallerPerDay", retryAfterSeconds: overBudget.retryAfterSeconds };
         throw overBudget.error;
@@ -638,7 +639,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const taskId = row.id;
     const task = taskOf(row);
     const { reportWithinMs } = this.recoveryPolicy();
-    this.#reported(taskId);
+    // runTurn's start (turnStarted) has just reported the turn alive: the heartbeat takes over from there.
     const heartbeat = setInterval(() => this.#reported(taskId), Math.max(1_000, reportWithinMs / 3));
     try {
       const step = await this.runRound({ task, text: requestText(task), origin: this.#selfOrigin.require(), ...(turnId ? { turnId } : {}) }, round, signal);

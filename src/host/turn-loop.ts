@@ -7,7 +7,7 @@ import type { AgentPolicy } from "../agent/policy.js";
 import type { ModelChoice } from "../agent/providers.js";
 import type { ConversationStore } from "../db/conversation-store.js";
 import type { HitlRow, HitlStore } from "../db/hitl-store.js";
-import type { SubtaskStore } from "../db/subtask-store.js";
+import type { RoundDecision, SubtaskStore } from "../db/subtask-store.js";
 import type { ToolJournal } from "../db/tool-journal.js";
 import type { PartJson } from "../boundary/index.js";
 import type { ToolContext } from "../plugin/contract.js";
@@ -69,10 +69,13 @@ export interface RoundObserver {
 }
 
 export type RoundResult =
-  /** The turn's answer; empty text when a plugin's gate declined the turn. */
-  | { kind: "answer"; state: "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED"; text: string }
+  /**
+   * The turn's answer; empty text when a plugin's gate declined the turn.
+   * `fresh`: this run decided it (false: an earlier run of the round had, and this is its replay).
+   */
+  | { kind: "answer"; state: "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED"; text: string; fresh: boolean }
   /** The round delegated subtasks: they run, and the next round sees their results. */
-  | { kind: "delegated" }
+  | { kind: "delegated"; fresh: boolean }
   /** The round waits for a human: an approval the model's tool call needs, or its question. */
   | { kind: "ask"; target: HitlTarget; body: RequestBody }
   /** The turn's signal aborted it (a cancel). */
@@ -102,7 +105,8 @@ const resolutionKey = (taskId: string, requestId: string) => `${taskId}:hitl:${r
  */
 export async function runRound(input: RoundInput): Promise<RoundResult> {
   const { taskId, round, rounds } = input;
-  let decision = rounds.decision(taskId, round);
+  const before = rounds.decision(taskId, round);
+  let decision = before;
   if (!decision && round === 1 && !(await input.runtime.shouldHandleTurn({ text: input.text, taskId }))) {
     // Declined: the turn completes with no reply and leaves no trace in the conversation.
     decision = rounds.decideAnswer(taskId, round, "");
@@ -131,10 +135,11 @@ export async function runRound(input: RoundInput): Promise<RoundResult> {
     }
     const result = await ask(input);
     if (result.kind !== "decided") return result;
-    decision = rounds.decision(taskId, round) ?? rounds.decideAnswer(taskId, round, result.text || input.policy.messages.emptyAnswer);
+    decision = result.recorded ?? rounds.decideAnswer(taskId, round, result.text || input.policy.messages.emptyAnswer);
   }
-  if (decision.kind === "delegate") return { kind: "delegated" };
-  return { kind: "answer", state: "TASK_STATE_COMPLETED", text: decision.text };
+  const fresh = before === undefined;
+  if (decision.kind === "delegate") return { kind: "delegated", fresh };
+  return { kind: "answer", state: "TASK_STATE_COMPLETED", text: decision.text, fresh };
 }
 
 /**
@@ -142,7 +147,8 @@ export async function runRound(input: RoundInput): Promise<RoundResult> {
  * delegate tool while rounds remain, the `ask_user` tool, `find_tools` when
  * some tool waits to be found, and earlier results.
  */
-async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string } | RoundResult> {
+/** `recorded`: the round's decision as the exchange left it (a delegation its tools made), read once. */
+async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; recorded: RoundDecision | undefined } | RoundResult> {
   const { taskId, round, rounds, runtime, config, policy } = input;
   const { store, id: conversationId } = input.conversation;
   const words = input.delegates ? policy.rounds : undefined;
@@ -248,11 +254,13 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
     input.answer?.stop();
     if (result.aborted) return { kind: "canceled" };
     console.error(`round ${round} of ${taskId} failed on every model`, result.errors);
-    return { kind: "answer", state: "TASK_STATE_FAILED", text: policy.messages.failure };
+    // A failed exchange records no decision: it is always this run's.
+    return { kind: "answer", state: "TASK_STATE_FAILED", text: policy.messages.failure, fresh: true };
   }
   // What the exchange added is the turn's now: a resumed or later round goes on from it.
   for (const [i, message] of result.responseMessages.entries()) store.append(conversationId, taskId, `${taskId}:${point}:${i}`, message);
-  if (rounds.decision(taskId, round)?.kind !== "delegate") {
+  const recorded = rounds.decision(taskId, round);
+  if (recorded?.kind !== "delegate") {
     const target = pendingTarget(result.lastStep);
     if (target) {
       input.answer?.stop();
@@ -263,5 +271,5 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string }
   const text = result.text.trim();
   if (!text)
     store.append(conversationId, taskId, `${taskId}:${point}:empty`, { role: "assistant", content: policy.messages.emptyAnswer } satisfies ModelMessage);
-  return { kind: "decided", text };
+  return { kind: "decided", text, recorded };
 }
