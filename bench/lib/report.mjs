@@ -523,6 +523,11 @@ every answer was streamed: the Worker's workerd then spent 25.8 ms per turn (the
 against 18.9 ms at 2abc6c4 (a full run, which also builds each store's queries on first use); in a
 profile of the isolate, the ai SDK's stream machinery and the streams under it had been about a third.
 
+Both targets are CPU targets here. One workerd thread runs the edge, the callers' objects and the
+Workflows engine, so at rest SendMessage → push comes to about the Worker's workerd CPU per turn plus
+the same few milliseconds on both sides (loopback, the proxy); under load, turns/s is bounded by the
+CPU of all three processes over this machine's two cores.
+
 ### Fresh workerd processes, tmpfs, no trace collector
 
 Locally, every Workflow instance is a Durable Object with its own SQLite file, and workerd
