@@ -44,19 +44,19 @@ import { eventTypeOf, expire, park, requestIdOf } from "./parking.js";
 import type { AgentEnv, LifecycleLimits, LifecycleWords, RoundStep, TurnContext } from "./lifecycle.js";
 import { pushOf, pushPlanOf, pushTargetsOf, queueRedelivery, recordDeadLetters, settleRedelivery } from "./deliveries.js";
 import { messageFingerprint } from "./message-fingerprint.js";
-import { continueTask, type Continued } from "./multi-turn.js";
-import { pushConfigOf, withConfigIds } from "./push-config-ids.js";
-import { configsOf, hasConfig, putConfig } from "./push-configs.js";
+import type { Continued } from "./multi-turn.js";
+import { pushConfigOf } from "./push-config-ids.js";
+import { configsOf, putConfig } from "./push-configs.js";
 import { reconcileTurns, type ReconcileAction } from "./reconcile-turns.js";
 import { DEFAULT_RECOVERY_POLICY, type RecoveryPolicy } from "./recovery-policy.js";
 import { SelfOrigin } from "./self-origin.js";
 import { EventHub } from "./event-hub.js";
-import { addedArtifacts, appendArtifactChunk, endsWait, foldArtifacts, insertTask, statusUpdateOf, writeStatus } from "./task-events.js";
+import { addedArtifacts, appendArtifactChunk, endsWait, foldArtifacts, statusUpdateOf, writeStatus } from "./task-events.js";
 import { taskStream } from "./task-stream.js";
 import { analyticsSink, jsonLogSink, Telemetry, type EventSink, type EventSubscriber } from "../telemetry/index.js";
 import { ObjectEvents } from "./object-events.js";
-import { dailyBudgetRefusal } from "./budget.js";
-import { agentMessage, requestText, shapeTask, submittedTask, taskOf, terminalTask, withState } from "./task-wire.js";
+import { decideAccept, type Happened } from "./accept.js";
+import { agentMessage, requestText, shapeTask, taskOf, terminalTask, withState } from "./task-wire.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Retention deletes at most this many rows per pass, then comes back at once for more. */
@@ -68,9 +68,6 @@ const STREAM_SLOT_MS = 30_000;
 
 /** How a turn's round ended, inside the object: a step for the Workflow, the task the round ended on (nothing more to run), or its answer to write. */
 type RoundEnd = Extract<TurnStep, { kind: "continue" | "interrupted" | "ended" }> | { kind: "answered"; row: TaskRow; outcome: TurnOutcome };
-
-/** What a `beginTask` decided, for its events (emitted once its writes are in). */
-type Happened = { kind: "accepted"; task: TaskJson; turnId: string } | { kind: "continued" } | { kind: "refused"; limit: string; retryAfterSeconds: number };
 
 /** A terminal write's verdict: the task as written and its event's `seq`, or refused as the store says. */
 type FinishVerdict = { kind: "written"; task: TaskJson; seq: number } | Exclude<StatusWriteVerdict, { kind: "written" }>;
@@ -253,66 +250,21 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         this.#assertStreamRoom();
         slot = this.#events.holdSlot(STREAM_SLOT_MS);
       }
-      const replied = this.agentDb.directReplies.get(messageId);
-      if (replied) {
-        assertSameMessage(this.agentDb.directReplies.fingerprintOf(messageId), fingerprint, messageId);
-        return { message: JSON.parse(replied) as MessageJson };
-      }
-      const record = this.agentDb.tasks.accepted(messageId);
-      if (record?.task) {
-        const existing = record.task;
-        // A retry: nothing new, unless it brings a push config the task lacks.
-        // A turn still open is named again, so the edge restarts an instance
-        // that never appeared (creating it is idempotent).
-        assertSameMessage(record.fingerprint, fingerprint, messageId);
-        if (input.pushConfig && !hasConfig(this.agentDb, existing.id, input.pushConfig)) {
-          queued = queueRedelivery(this.agentDb, existing.id, putConfig(this.agentDb, existing.id, input.pushConfig).id) ? existing.id : undefined;
-        }
-        const open = this.agentDb.turns.get(existing.id);
-        const task = shapeTask(taskOf(existing), { historyLength: input.historyLength, includeArtifacts: true });
-        return open ? { task, turn: { instanceId: open.instanceId, params: JSON.parse(open.paramsJson) as TurnParams } } : { task };
-      }
-      if (record) {
-        throw taskNotFound(`(of messageId ${JSON.stringify(messageId)}: it was accepted here, finished, and has since been deleted)`);
-      }
-      // Nothing is created, and no model called, for a caller past its daily budget.
-      const overBudget = dailyBudgetRefusal(() => this.agentDb.usage.ofDay(), this.tokensPerCallerPerDay(), Date.now());
-      if (overBudget) {
-        happened = { kind: "refused", limit: "tokensPerCallerPerDay", retryAfterSeconds: overBudget.retryAfterSeconds };
-        throw overBudget.error;
-      }
-      if (input.message.taskId) {
-        const continued = continueTask(this.agentDb, input, Date.now(), fingerprint);
-        if (continued.answered) happened = { kind: "continued" };
-        return continued;
-      }
-      const direct = input.immediate ? undefined : this.directReply(input.message);
-      if (direct) return { message: JSON.parse(this.agentDb.directReplies.put(messageId, JSON.stringify(direct), fingerprint)) as MessageJson };
-      const { maxInFlightTurns } = this.lifecycleLimits();
-      const inFlight = this.agentDb.turns.size;
-      if (inFlight >= maxInFlightTurns) {
-        happened = { kind: "refused", limit: "maxInFlightTurns", retryAfterSeconds: 5 };
-        throw quotaExceeded({
-          message: `This caller already has ${inFlight} turns in flight, the most it may have at once (${maxInFlightTurns}): send again once one has finished`,
-          retryAfterSeconds: 5,
-          metadata: { limit: "maxInFlightTurns", inFlight: String(inFlight) },
-        });
-      }
-      const now = Date.now();
-      const ids = { id: crypto.randomUUID(), contextId: input.message.contextId || crypto.randomUUID() };
-      const task = submittedTask(input.message, ids, now, input.acceptedOutputModes);
-      const pushConfig = input.pushConfig && withConfigIds(input.pushConfig, task.id);
-      insertTask(
+      const decision = decideAccept(
         this.agentDb,
-        task,
-        now,
-        { messageId, contextId: task.contextId, fingerprint },
-        pushConfig && { id: pushConfig.id, json: JSON.stringify(pushConfig) },
+        { input, agentId, instanceId, fingerprint, caller },
+        {
+          directReply: (message) => this.directReply(message),
+          tokensPerCallerPerDay: this.tokensPerCallerPerDay(),
+          maxInFlightTurns: this.lifecycleLimits().maxInFlightTurns,
+          reportWithinMs: this.recoveryPolicy().reportWithinMs,
+          now: Date.now(),
+        },
       );
-      const params: TurnParams = { tenant: input.tenant, agentId, taskId: task.id, messageId, origin: input.origin, ...(caller ? { caller } : {}) };
-      this.agentDb.turns.open(task.id, instanceId, params, this.recoveryPolicy().reportWithinMs);
-      happened = { kind: "accepted", task, turnId: instanceId };
-      return { task: shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true }), turn: { instanceId, params } };
+      happened = decision.happened;
+      if ("refused" in decision) throw decision.refused;
+      queued = decision.queued;
+      return decision.reply;
     });
     // The task and its turn are written above with no await in between; the
     // reply leaves only once these writes (the schedule's too) are stored. A
@@ -1049,14 +1001,5 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     if (!row || this.agentDb.tasks.isFinal(row.state)) return false;
     appendArtifactChunk(this.agentDb, { id: row.id, contextId: row.contextId }, artifact, chunk);
     return true;
-  }
-}
-
-/** -32602 for a retry whose message is not the one first sent with its `messageId` (a record older than digests is not compared). */
-function assertSameMessage(recorded: string | null | undefined, fingerprint: string, messageId: string): void {
-  if (recorded && recorded !== fingerprint) {
-    throw invalidParams(
-      `params.message differs from the message first sent with messageId ${JSON.stringify(messageId)}: a retry repeats its message exactly; a new message needs a new messageId`,
-    );
   }
 }
