@@ -28,7 +28,7 @@ export class UsageStore {
     private readonly now: () => number = Date.now,
   ) {}
 
-  // Run on every model call and read twice by every turn's end: built once, on first use (drizzle's query building costs more than the query).
+  // Run on every model call and read by every turn's end: built once, on first use (drizzle's query building costs more than the query).
   readonly #ofTurn = onFirstUse(() =>
     this.db
       .select({ inputTokens: turns.inputTokens, outputTokens: turns.outputTokens, modelCalls: turns.modelCalls })

@@ -67,7 +67,10 @@ const RETENTION_EVERY_S = 3600;
 const STREAM_SLOT_MS = 30_000;
 
 /** How a turn's round ended, inside the object: a step for the Workflow, the task the round ended on (nothing more to run), or its answer to write. */
-type RoundEnd = Extract<TurnStep, { kind: "continue" | "interrupted" | "ended" }> | { kind: "answered"; row: TaskRow; outcome: TurnOutcome };
+type RoundEnd =
+  | Extract<TurnStep, { kind: "continue" | "interrupted" }>
+  | { kind: "ended"; row: TaskRow }
+  | { kind: "answered"; row: TaskRow; outcome: TurnOutcome };
 
 /** A terminal write's verdict: the task as written and its event's `seq`, or refused as the store says. */
 type FinishVerdict = { kind: "written"; task: TaskJson; seq: number } | Exclude<StatusWriteVerdict, { kind: "written" }>;
@@ -541,7 +544,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const done = this.#runRound(row, round, abort.signal, turn?.instanceId).then((verdict): Verdict<TurnStep> | Promise<Verdict<TurnStep>> => {
       if (!verdict.ok) return verdict;
       const end = verdict.value;
-      if (end.kind === "ended") return this.#concluded(taskId);
+      if (end.kind === "ended") return this.#concluded(taskId, { task: taskOf(end.row) });
       if (end.kind !== "answered") return accepted(end);
       const written = this.#finish(end.row, end.outcome, turn?.instanceId);
       if (written.kind === "missing") return refused(taskNotFound(taskId));
@@ -597,8 +600,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       const step = await this.runRound({ task, text: requestText(task), origin: this.#selfOrigin.require(), ...(turnId ? { turnId } : {}) }, round, signal);
       const now = this.agentDb.tasks.get(taskId);
       if (!now) return refused(taskNotFound(taskId));
-      if (this.agentDb.tasks.isFinal(now.state)) return accepted({ kind: "ended", state: now.state });
-      if (step.kind === "canceled") return accepted({ kind: "ended", state: now.state });
+      if (this.agentDb.tasks.isFinal(now.state)) return accepted({ kind: "ended", row: now });
+      if (step.kind === "canceled") return accepted({ kind: "ended", row: now });
       if (step.kind === "ask") return accepted(await this.#park(taskOf(now), round, step.target, step.body));
       if (step.kind === "done") {
         this.agentDb.turns.recordOutcome(taskId, step.outcome, reportWithinMs);
@@ -981,7 +984,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    * Whether a stream follows the task now (a streaming send's, or a
    * SubscribeToTask): its model calls then stream the answer as it is
    * written; otherwise each is made in one request and its answer written
-   * whole (docs/protocol.md "Events, streams and pushes").
+   * whole (docs/protocol.md "Streamed for a reader only").
    */
   protected streamFollows(taskId: string): boolean {
     return this.#events.follows(taskId);
