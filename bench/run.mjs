@@ -358,12 +358,15 @@ async function measureMain({ host, gatekeeper, config, deadline, floorSides }) {
 /** The floor comparison (lib/floor.mjs), neither side's Worker reloaded meanwhile. */
 async function runFloor(sides, config, deadline) {
   const settle = (host, gatekeeper, maxMs) => settleTurns(host, gatekeeper, maxMs, deadline);
+  // BENCH_PROFILE=floor profiles the floor worker's batch instead of the project's.
+  const side = process.env.BENCH_PROFILE === "floor" ? "floor" : "project";
   const profile = process.env.BENCH_PROFILE
     ? {
+        side,
         start: (host) => startProfile(host.worker.inspectorPort),
         done: async (taken) => {
           await mkdir(join(BENCH_DIR, "results"), { recursive: true });
-          for (const line of await saveProfile(taken, join(BENCH_DIR, "results", "project-turns.cpuprofile"))) say(line);
+          for (const line of await saveProfile(taken, join(BENCH_DIR, "results", `${side}-turns.cpuprofile`))) say(line);
         },
       }
     : undefined;

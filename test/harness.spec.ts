@@ -86,7 +86,8 @@ describe("makeDoHelpers", () => {
     const { withDb } = makeDoHelpers(env.ASSISTANT);
     const found = await withDb("keeps a task once", (db) => {
       db.tasks.insert({ id: "t1", messageId: "m1", contextId: "c", state: "TASK_STATE_SUBMITTED", statusAt: 1, json: "{}" });
-      return db.tasks.accepted("m1")?.task?.id;
+      const prior = db.priorSends.of("m1");
+      return prior?.kind === "accepted" ? prior.taskId : undefined;
     });
     expect(found).toBe("t1");
   });

@@ -41,7 +41,7 @@ async function earlyInAWindow(): Promise<void> {
 }
 
 const accepted = (stub: ReturnType<typeof newCaller>["stub"], messageId: string) =>
-  runInDurableObject(stub, (_instance, state) => new AgentDB(state.storage, TERMINAL_STATE_NAMES).tasks.accepted(messageId) !== undefined);
+  runInDurableObject(stub, (_instance, state) => new AgentDB(state.storage, TERMINAL_STATE_NAMES).priorSends.of(messageId) !== undefined);
 
 describe("the per-caller rate limit", () => {
   it("refuses a caller's fourth call in the period with 429 QUOTA_EXCEEDED: nothing created, no object, no model; another caller goes on", async () => {

@@ -373,3 +373,30 @@ describe("a turn about to count as lost", () => {
     expect(again).toHaveLength(1);
   });
 });
+
+describe("a turn's reports", () => {
+  it("writes a report only when the last one this object wrote is a second old or more", async () => {
+    const held = heldModel();
+    const caller = newCaller();
+    const task = (await call("SendMessage", sendParams("slow"), { mint: caller })).body.result.task;
+    await held.started;
+    const stub = agentOf(caller.identity.key);
+    const expectedBy = () =>
+      runInDurableObject(stub, (_i, state) => state.storage.sql.exec<{ e: number }>("SELECT expected_by AS e FROM turns WHERE task_id = ?", task.id).one().e);
+    // The accept's record promised a report within the window; the start, right after it, wrote nothing more.
+    const accepted = await expectedBy();
+    const object = stub as unknown as TurnObject;
+    expect((await object.pushTargets(task.id)).ok).toBe(true);
+    expect(await expectedBy()).toBe(accepted);
+    // A second on, a report is written again: the turn's promise moves on with it.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await object.pushTargets(task.id)).ok).toBe(true);
+    expect(await expectedBy()).toBeGreaterThan(accepted);
+    held.release();
+    await eventually(
+      () => harness.outbound.pushes.filter((p) => p.body.task?.id === task.id),
+      (found) => found.length === 1,
+      "the turn's push",
+    );
+  });
+});

@@ -21,7 +21,7 @@ export const floorTurnsNeeded = (config) => 1 + 2 * config.callers + config.turn
  * `settle(host, gatekeeper, maxMs)` waits for a host's turns to die down.
  * @param {{ sides: Record<"project" | "floor", { host: any, gatekeeper: any }>, config: { callers: number, turns: number, sequential: number,
  *   n: number, concurrency: number, warmup: number, rounds: number }, deadline: number, settle: Function, say: (line: string) => void,
- *   profile?: { start: (host: any) => Promise<{ stop: () => Promise<any> }>, done: (profile: any) => Promise<void> } }} options
+ *   profile?: { side: string, start: (host: any) => Promise<{ stop: () => Promise<any> }>, done: (profile: any) => Promise<void> } }} options
  */
 export async function measureFloor({ sides, config, deadline, settle, say, profile }) {
   const names = /** @type {const} */ (["project", "floor"]);
@@ -57,8 +57,8 @@ export async function measureFloor({ sides, config, deadline, settle, say, profi
     say(`Floor: round ${round + 1} of ${config.rounds} (${order.join(", ")})`);
     for (const name of order) {
       const { callers, atRest, common } = setup[name];
-      // BENCH_PROFILE: the project's first loaded batch under the profiler (lib/profile.mjs).
-      const profiling = profile && name === "project" && round === 0 ? await profile.start(sides[name].host) : undefined;
+      // BENCH_PROFILE: one side's first loaded batch under the profiler (lib/profile.mjs).
+      const profiling = profile && name === profile.side && round === 0 ? await profile.start(sides[name].host) : undefined;
       const { worker } = sides[name].host;
       const before = sample(worker.pid, worker.port);
       const loaded = await measureTurns({ ...common, callers, count: share(config.turns, round), concurrency: config.callers, label: `${name} loaded` });

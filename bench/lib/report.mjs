@@ -619,6 +619,7 @@ of the floor comparison under V8's sampling profiler, over wrangler's inspector 
 (\`bench/lib/profile.mjs\`): it prints the heaviest functions (their own time, and with what they
 called), the time by module (each line of the bundle named by the module it came from, a native
 call such as a SQLite statement counted for the module that made it) and writes \`bench/results/project-turns.cpuprofile\` for Chrome DevTools or speedscope.
+\`BENCH_PROFILE=floor\` profiles the floor worker's batch instead (\`bench/results/floor-turns.cpuprofile\`).
 The profiler costs time itself: read its shares, not that run's figures.
 
 \`npm run bench:soak\` is a separate run: turns from many callers with failures injected and the

@@ -4,6 +4,7 @@ import migrations from "../../migrations/migrations.js";
 import { ConversationStore } from "./conversation-store.js";
 import { DirectReplyStore } from "./direct-replies.js";
 import { HitlStore } from "./hitl-store.js";
+import { PriorSends } from "./prior-sends.js";
 import { PushConfigStore } from "./push-config-store.js";
 import { RedeliveryQueue } from "./redelivery-queue.js";
 import { SubtaskStore } from "./subtask-store.js";
@@ -30,6 +31,7 @@ export class AgentDB {
   readonly directReplies: DirectReplyStore;
   readonly redeliveries: RedeliveryQueue;
   readonly usage: UsageStore;
+  readonly priorSends: PriorSends;
 
   /** `finalStates`: the task states after which a stored task is never written again. */
   constructor(storage: DurableObjectStorage, finalStates: readonly string[], now?: () => number) {
@@ -45,6 +47,7 @@ export class AgentDB {
     this.directReplies = new DirectReplyStore(this.db, now);
     this.redeliveries = new RedeliveryQueue(this.db, now);
     this.usage = new UsageStore(this.db, now);
+    this.priorSends = new PriorSends(this.db);
   }
 
   #appended: (row: TaskEventRow) => void = () => {};

@@ -87,11 +87,22 @@ export class ConversationStore {
       .where(and(eq(conversationEntries.taskId, taskId), eq(conversationEntries.committed, 0)))
       .prepare(),
   );
+  // One statement: the summary's `foldedThrough` is read inside it (run after every turn).
   readonly #unfoldedTokens = onFirstUse(() =>
     this.db
       .select({ n: sql<number>`coalesce(sum(${conversationEntries.tokens}), 0)` })
       .from(conversationEntries)
-      .where(unfolded)
+      .where(
+        and(
+          eq(conversationEntries.conversationId, conversationId),
+          eq(conversationEntries.committed, 1),
+          eq(conversationEntries.kind, "message"),
+          gt(
+            conversationEntries.id,
+            sql`coalesce((select ${conversationState.foldedThrough} from ${conversationState} where ${conversationState.conversationId} = ${conversationId}), 0)`,
+          ),
+        ),
+      )
       .prepare(),
   );
   readonly #unfolded = onFirstUse(() => this.db.select().from(conversationEntries).where(unfolded).orderBy(asc(conversationEntries.id)).prepare());
@@ -152,8 +163,7 @@ export class ConversationStore {
 
   /** Tokens of the committed entries the summary has not folded yet. */
   unfoldedTokens(conversationId: string): number {
-    const state = this.#state().get({ conversationId });
-    const row = this.#unfoldedTokens().get({ conversationId, foldedThrough: state?.foldedThrough ?? 0 });
+    const row = this.#unfoldedTokens().get({ conversationId });
     return Number(row?.n ?? 0);
   }
 

@@ -17,9 +17,6 @@ export class DirectReplyStore {
   readonly #reply = onFirstUse(() =>
     this.db.select({ json: directReplies.replyJson }).from(directReplies).where(eq(directReplies.messageId, messageId)).prepare(),
   );
-  readonly #fingerprint = onFirstUse(() =>
-    this.db.select({ fingerprint: directReplies.fingerprint }).from(directReplies).where(eq(directReplies.messageId, messageId)).prepare(),
-  );
   readonly #put = onFirstUse(() =>
     this.db
       .insert(directReplies)
@@ -31,11 +28,6 @@ export class DirectReplyStore {
   /** The reply recorded for `messageId`, as stored. */
   get(messageId: string): string | undefined {
     return this.#reply().get({ messageId })?.json;
-  }
-
-  /** The digest of the message a reply answered (`null`: a record older than digests). */
-  fingerprintOf(messageId: string): string | null | undefined {
-    return this.#fingerprint().get({ messageId })?.fingerprint;
   }
 
   /** Records a reply; the first one for a `messageId` stands, and is returned. */

@@ -27,11 +27,6 @@ export interface NewTask extends TaskWrite {
 
 /** A guarded write's verdict: written, or refused because the stored task is final or absent. */
 /** A `messageId`'s record: its task (`undefined` once retention deleted it) and its digest (`null` on a record older than digests). */
-export interface AcceptedMessage {
-  task: TaskRow | undefined;
-  fingerprint: string | null;
-}
-
 export type WriteVerdict = { kind: "written" } | { kind: "final"; row: TaskRow } | { kind: "missing" };
 
 export interface TaskPageQuery {
@@ -104,13 +99,6 @@ export class TaskStore {
       })
       .prepare(),
   );
-  readonly #acceptedRecord = onFirstUse(() =>
-    this.db
-      .select({ taskId: acceptedMessages.taskId, fingerprint: acceptedMessages.fingerprint })
-      .from(acceptedMessages)
-      .where(eq(acceptedMessages.messageId, messageId))
-      .prepare(),
-  );
   readonly #accept = onFirstUse(() =>
     this.db
       .insert(acceptedMessages)
@@ -127,17 +115,6 @@ export class TaskStore {
 
   get(id: string): TaskRow | undefined {
     return this.#byId().get({ id });
-  }
-
-  /**
-   * What this object recorded for a `messageId`, in one read: the task it
-   * created or was taken into (a follow-up message), `undefined` once
-   * retention has deleted that task, and the message's digest (`null` on a
-   * record older than digests). `undefined`: the message was never accepted.
-   */
-  accepted(messageId: string): AcceptedMessage | undefined {
-    const record = this.#acceptedRecord().get({ messageId });
-    return record && { fingerprint: record.fingerprint, task: this.get(record.taskId) };
   }
 
   /** A follow-up message taken into a task: a retry of it finds the task. */

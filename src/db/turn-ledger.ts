@@ -2,6 +2,7 @@ import { asc, count, eq, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { onFirstUse } from "./on-first-use.js";
 import { turns } from "./schema.js";
+import type { Usage } from "./usage-store.js";
 
 export type TurnRow = typeof turns.$inferSelect;
 
@@ -47,6 +48,7 @@ export class TurnLedger {
         expectedBy: sql`${sql.placeholder("expectedBy")}`,
       })
       .where(eq(turns.taskId, taskId))
+      .returning({ inputTokens: turns.inputTokens, outputTokens: turns.outputTokens, modelCalls: turns.modelCalls })
       .prepare(),
   );
   readonly #redriven = onFirstUse(() =>
@@ -86,9 +88,10 @@ export class TurnLedger {
     this.#progress().run({ taskId, at, expectedBy: at + expectWithinMs });
   }
 
-  recordOutcome(taskId: string, outcome: unknown, expectWithinMs: number): void {
+  /** Records the turn's outcome; returns what the turn has cost so far (`undefined`: no turn record). */
+  recordOutcome(taskId: string, outcome: unknown, expectWithinMs: number): Usage | undefined {
     const at = this.now();
-    this.#outcome().run({ taskId, outcomeJson: JSON.stringify(outcome), at, expectedBy: at + expectWithinMs });
+    return this.#outcome().get({ taskId, outcomeJson: JSON.stringify(outcome), at, expectedBy: at + expectWithinMs });
   }
 
   /** The reconciler re-drove the turn (`instanceId` may be a new, announcing instance); counts as an attempt. */

@@ -52,12 +52,12 @@ export function decideAccept(
 ): { reply: Continued | Replied; happened?: Happened; queued?: string } | { refused: RpcError; happened: Happened } {
   const { input, fingerprint } = send;
   const messageId = input.message.messageId;
-  const replied = db.directReplies.get(messageId);
-  if (replied) {
-    assertSameMessage(db.directReplies.fingerprintOf(messageId), fingerprint, messageId);
-    return { reply: { message: JSON.parse(replied) as MessageJson } };
+  const prior = db.priorSends.of(messageId);
+  if (prior?.kind === "reply") {
+    assertSameMessage(prior.fingerprint, fingerprint, messageId);
+    return { reply: { message: JSON.parse(prior.json) as MessageJson } };
   }
-  const record = db.tasks.accepted(messageId);
+  const record = prior && { fingerprint: prior.fingerprint, task: db.tasks.get(prior.taskId) };
   if (record?.task) {
     // A retry: nothing new, unless it brings a push config the task lacks.
     // A turn still open is named again, so the edge restarts an instance

@@ -39,6 +39,8 @@ import { AgentDB, type StatusWriteVerdict } from "../db/agent-db.js";
 import { ConfigError } from "../errors/index.js";
 import type { TaskRow } from "../db/task-store.js";
 import type { HitlRow } from "../db/hitl-store.js";
+import type { TurnRow } from "../db/turn-ledger.js";
+import type { Usage } from "../db/usage-store.js";
 import type { HitlTarget, RequestBody } from "./hitl.js";
 import { eventTypeOf, expire, park, requestIdOf } from "./parking.js";
 import type { AgentEnv, LifecycleLimits, LifecycleWords, RoundStep, TurnContext } from "./lifecycle.js";
@@ -65,12 +67,21 @@ const RETENTION_BATCH = 200;
 const RETENTION_EVERY_S = 3600;
 /** How long a streaming send's slot waits for the edge to open its stream. */
 const STREAM_SLOT_MS = 30_000;
+/** A report this soon after the last one written here is not written again (a heartbeat comes at least a second apart). */
+const REPORT_AGAIN_AFTER_MS = 1_000;
 
 /** How a turn's round ended, inside the object: a step for the Workflow, the task the round ended on (nothing more to run), or its answer to write. */
 type RoundEnd =
   | Extract<TurnStep, { kind: "continue" | "interrupted" }>
   | { kind: "ended"; row: TaskRow }
-  | { kind: "answered"; row: TaskRow; outcome: TurnOutcome };
+  | { kind: "answered"; row: TaskRow; outcome: TurnOutcome; usage: Usage | undefined };
+
+/** What a turn's start read: the state it left, the task as it stands, and the turn's record. */
+interface StartRead {
+  state: string;
+  task: TaskJson;
+  turn: TurnRow | undefined;
+}
 
 /** A terminal write's verdict: the task as written and its event's `seq`, or refused as the store says. */
 type FinishVerdict = { kind: "written"; task: TaskJson; seq: number } | Exclude<StatusWriteVerdict, { kind: "written" }>;
@@ -96,6 +107,10 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    * the run instead of starting another; only the run that set it clears it.
    */
   readonly #running = new Map<string, { round: number; done: Promise<Verdict<TurnStep>>; abort: AbortController }>();
+  /** What `turnStarted` just read, for the `runTurn` that called it (taken at once). */
+  readonly #started = new Map<string, StartRead>();
+  /** When this instance last wrote each open turn's expectation (the accept's record, a report): a report right after it writes nothing. */
+  readonly #reportedAt = new Map<string, number>();
   #retentionArmed = false;
   #reconcileArmed = false;
   #telemetry: Telemetry | undefined;
@@ -274,6 +289,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     // crash before that loses the reply, and its retry arms what is missing.
     // No stream follows a refusal, a message answer or a settled answer's task: the slot goes back.
     this.#emitBegun(happened, input);
+    // The new task's turn record promises a report within the window from now: the start's report need not write it again.
+    if (happened?.kind === "accepted") this.#reportedAt.set(happened.task.id, Date.now());
     if (!verdict.ok || "message" in verdict.value || verdict.value.settledBefore) {
       if (slot) this.#events.takeSlot(slot);
       slot = undefined;
@@ -500,24 +517,39 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   async turnStarted(taskId: string, origin: string): Promise<Verdict<TurnStart>> {
     if (this.#startFailure) return this.#notStarted();
     this.#selfOrigin.learn(origin);
-    this.#reported(taskId);
-    const row = this.agentDb.tasks.get(taskId);
-    if (!row) return refused(taskNotFound(taskId));
-    const state = this.#markStarted(row);
-    return accepted({ proceed: !this.agentDb.tasks.isFinal(state), state });
+    const started = this.#start(taskId);
+    if (!started) return refused(taskNotFound(taskId));
+    this.#started.set(taskId, started);
+    return accepted({ proceed: !this.agentDb.tasks.isFinal(started.state), state: started.state });
   }
 
-  /** A submitted task becomes working (`turn.started`, once); the state it is in after. */
-  #markStarted(row: TaskRow): string {
-    if (row.state !== "TASK_STATE_SUBMITTED") return this.agentDb.tasks.isFinal(row.state) ? row.state : "TASK_STATE_WORKING";
+  /** The task and its turn record as stored, for a start that read nothing here. */
+  #asStored(taskId: string): StartRead | undefined {
+    const row = this.agentDb.tasks.get(taskId);
+    return row && { state: row.state, task: taskOf(row), turn: this.agentDb.turns.get(taskId) };
+  }
+
+  /**
+   * The turn's start: reported alive, a submitted task marked working
+   * (`turn.started`, once). Returns the state it is in after, the task as it
+   * stands and the turn's record, each read once; `undefined` for no such task.
+   */
+  #start(taskId: string): StartRead | undefined {
+    this.#reported(taskId);
+    const row = this.agentDb.tasks.get(taskId);
+    if (!row) return undefined;
+    const turn = this.agentDb.turns.get(taskId);
+    const task = taskOf(row);
+    if (row.state !== "TASK_STATE_SUBMITTED") return { state: this.agentDb.tasks.isFinal(row.state) ? row.state : "TASK_STATE_WORKING", task, turn };
     const now = Date.now();
-    const written = writeStatus(this.agentDb, withState(taskOf(row), "TASK_STATE_WORKING", now), now);
-    if (written.kind === "final") return written.row.state;
+    const working = withState(task, "TASK_STATE_WORKING", now);
+    const written = writeStatus(this.agentDb, working, now);
+    if (written.kind === "final") return { state: written.row.state, task: taskOf(written.row), turn };
     if (written.kind === "written") {
-      const instanceId = this.agentDb.turns.get(row.id)?.instanceId ?? "";
+      const instanceId = turn?.instanceId ?? "";
       this.agentEvents.emit("turn.started", row.id, { instanceId }, ["started", instanceId], { contextId: row.contextId, turnId: instanceId || undefined });
     }
-    return "TASK_STATE_WORKING";
+    return { state: "TASK_STATE_WORKING", task: working, turn };
   }
 
   async runTurn(taskId: string, origin: string, round = 1): Promise<Verdict<TurnStep>> {
@@ -530,23 +562,26 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       if (running.round === round) return joined;
     }
     // The turn's start and its round are one round trip (fewer, fuller steps); an agent may override the start.
-    const started = await this.turnStarted(taskId, origin);
-    if (!started.ok) return started;
-    if (!started.value.proceed) return this.#concluded(taskId);
+    this.#started.delete(taskId);
+    const verdict = await this.turnStarted(taskId, origin);
+    if (!verdict.ok) return verdict;
+    // What this class's start read is what the round runs on; an override that answered on its own left nothing, and the task is read.
+    const started = this.#started.get(taskId) ?? this.#asStored(taskId);
+    this.#started.delete(taskId);
+    if (!started) return refused(taskNotFound(taskId));
+    if (!verdict.value.proceed) return this.#concluded(taskId, { task: started.task });
     // A re-driven Workflow runs this step again: the recorded outcome is the
     // answer, so a turn costs one model exchange however often it is re-driven.
-    const turn = this.agentDb.turns.get(taskId);
+    const { turn } = started;
     if (turn?.outcomeJson) return this.#finishRecorded(taskId);
     const abort = new AbortController();
-    const row = this.agentDb.tasks.get(taskId);
-    if (!row) return refused(taskNotFound(taskId));
     // What the round returns is what the rest of this call works on: the task as the round left it, the write's task and seq.
-    const done = this.#runRound(row, round, abort.signal, turn?.instanceId).then((verdict): Verdict<TurnStep> | Promise<Verdict<TurnStep>> => {
+    const done = this.#runRound(started.task, round, abort.signal, turn?.instanceId).then((verdict): Verdict<TurnStep> | Promise<Verdict<TurnStep>> => {
       if (!verdict.ok) return verdict;
       const end = verdict.value;
       if (end.kind === "ended") return this.#concluded(taskId, { task: taskOf(end.row) });
       if (end.kind !== "answered") return accepted(end);
-      const written = this.#finish(end.row, end.outcome, turn?.instanceId);
+      const written = this.#finish(end.row, end.outcome, turn?.instanceId, end.usage);
       if (written.kind === "missing") return refused(taskNotFound(taskId));
       return this.#concluded(taskId, written.kind === "written" ? written : { task: taskOf(written.row) });
     });
@@ -590,9 +625,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    * aborted ends with the task as it is; a round that answered recorded its
    * outcome and returns it with the task as it is now, for the terminal write.
    */
-  async #runRound(row: TaskRow, round: number, signal: AbortSignal, turnId?: string): Promise<Verdict<RoundEnd>> {
-    const taskId = row.id;
-    const task = taskOf(row);
+  async #runRound(task: TaskJson, round: number, signal: AbortSignal, turnId?: string): Promise<Verdict<RoundEnd>> {
+    const taskId = task.id;
     const { reportWithinMs } = this.recoveryPolicy();
     // runTurn's start (turnStarted) has just reported the turn alive: the heartbeat takes over from there.
     const heartbeat = setInterval(() => this.#reported(taskId), Math.max(1_000, reportWithinMs / 3));
@@ -604,8 +638,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       if (step.kind === "canceled") return accepted({ kind: "ended", row: now });
       if (step.kind === "ask") return accepted(await this.#park(taskOf(now), round, step.target, step.body));
       if (step.kind === "done") {
-        this.agentDb.turns.recordOutcome(taskId, step.outcome, reportWithinMs);
-        return accepted({ kind: "answered", row: now, outcome: step.outcome });
+        const usage = this.agentDb.turns.recordOutcome(taskId, step.outcome, reportWithinMs);
+        return accepted({ kind: "answered", row: now, outcome: step.outcome, usage });
       }
       // The round's progress is the task's status now: streams hear it at once, the Workflow pushes it.
       this.#reported(taskId);
@@ -668,7 +702,13 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
 
   /** The turn's Workflow reported in: it is expected again within the policy's window (plus `moreMs`). */
   #reported(taskId: string, moreMs = 0): void {
+    const now = Date.now();
+    // Reported under a second ago by this instance (the accept, the start): the record already promises about as long.
+    if (moreMs === 0 && now - (this.#reportedAt.get(taskId) ?? Number.NEGATIVE_INFINITY) < REPORT_AGAIN_AFTER_MS) return;
     this.agentDb.turns.progress(taskId, this.recoveryPolicy().reportWithinMs + moreMs);
+    // Only the last second matters: a turn that ended another way leaves no lasting entry.
+    if (this.#reportedAt.size >= 1_000) this.#reportedAt.clear();
+    this.#reportedAt.set(taskId, now);
   }
 
   /**
@@ -692,10 +732,10 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   }
 
   /** The terminal write of `outcome` over `row` (the task as just read), guarded: a task already terminal is left as it is. */
-  #finish(row: TaskRow, outcome: TurnOutcome, turnId?: string): FinishVerdict {
+  #finish(row: TaskRow, outcome: TurnOutcome, turnId?: string, recorded?: Usage): FinishVerdict {
     const now = Date.now();
-    // What the turn's tools added joins the answer.
-    const usage = this.agentDb.usage.ofTurn(row.id);
+    // What the turn's tools added joins the answer; its usage as the outcome's record returned it, or read.
+    const usage = recorded ?? this.agentDb.usage.ofTurn(row.id);
     const task = terminalTask(taskOf(row), outcome, now, addedArtifacts(this.agentDb.events.after(row.id, 0)));
     task.metadata = { ...task.metadata, [USAGE_KEY]: usage };
     const written = writeStatus(this.agentDb, task, now);
@@ -765,6 +805,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     // Configs set while this turn ran, waiting for dead letters: their re-delivery starts now (the turn's record names the deployment).
     const closing = this.agentDb.redeliveries.of(taskId).length > 0 ? this.agentDb.turns.get(taskId) : undefined;
     this.agentDb.turns.close(taskId);
+    this.#reportedAt.delete(taskId);
+    this.#started.delete(taskId);
     if (closing) await this.#redeliver(taskId, JSON.parse(closing.paramsJson) as TurnParams);
     // The schedule stays: the next pass finds nothing open and stops it. A caller's turns back to
     // back keep one schedule instead of arming and cancelling it per turn (a dozen SQL statements).
