@@ -1,7 +1,12 @@
-import { DEAD_LETTERS_KEY, EVENT_SEQ_HEADER, TASK_CLAIM } from "@dynamicagents/core/a2a";
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { DEAD_LETTERS_KEY, EVENT_SEQ_HEADER, TASK_CLAIM, TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
+import type { TurnObject } from "@dynamicagents/core/boundary";
+import { AgentDB } from "@dynamicagents/core/db";
+import { callerObjectName } from "@dynamicagents/core/worker";
 import { decodeJwt } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { OTHER_GATEKEEPER, PUSH_URL } from "./support/constants.js";
+import { GATEKEEPER, ORIGIN, OTHER_GATEKEEPER, PUSH_URL } from "./support/constants.js";
 import { eventually } from "./support/outbound.js";
 import { call, sendParams, userMessage } from "./support/rpc.js";
 import { useTurnHarness } from "./support/turn-harness.js";
@@ -134,6 +139,45 @@ describe("re-delivery", () => {
     await call("CreateTaskPushNotificationConfig", { taskId: task.id, url: `${LATER_URL}/again`, token: "t-3" }, { mint: caller });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(harness.outbound.pushes.filter((p) => p.url.startsWith(LATER_URL))).toHaveLength(1);
+  });
+
+  it("a config set while the task's turn is still open is re-delivered as that turn closes", async () => {
+    attemptsAt(PUSH_URL, () => new Response(null, { status: 404 }));
+    const caller = newCaller();
+    const task = await send(caller, "deliver at the close");
+    await deadLettersOf(caller, task.id);
+    await instanceDone();
+    const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key: caller.identity.key })));
+    // The task's turn still open, as while its Workflow delivers: a config set now waits for the close.
+    await runInDurableObject(stub, (_i, state) => {
+      const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
+      const params = { tenant: "assistant", agentId: state.id.toString(), taskId: task.id, messageId: db.tasks.get(task.id)!.messageId, origin: ORIGIN };
+      db.turns.open(task.id, "turn-still-open", params, 60_000);
+    });
+    const set = await call("CreateTaskPushNotificationConfig", { taskId: task.id, url: LATER_URL, token: "t-2" }, { mint: caller });
+    expect(set.body.error).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(harness.outbound.pushes.filter((p) => p.url === LATER_URL)).toHaveLength(0);
+    // Another task's turn closing starts nothing: the queue is this task's.
+    const other = await send(caller, "no queue here");
+    await deadLettersOf(caller, other.id);
+    await eventually(
+      () => runInDurableObject(stub, (_i, state) => new AgentDB(state.storage, TERMINAL_STATE_NAMES).turns.get(other.id)),
+      (open) => open === undefined,
+      "the other turn closed",
+    );
+    await runInDurableObject(stub, (_i, state) => {
+      const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
+      db.turns.open(other.id, "turn-other", { tenant: "assistant" }, 60_000);
+      expect(db.turns.close(other.id)).toBeUndefined();
+    });
+    expect((await (stub as unknown as TurnObject).turnDelivered(task.id)).ok).toBe(true);
+    const pushed = await eventually(
+      () => harness.outbound.pushes.filter((p) => p.url === LATER_URL),
+      (found) => found.length > 0,
+      "the re-delivery the close started",
+    );
+    expect(pushed[0]!.body.task.id).toBe(task.id);
   });
 
   it("a re-delivery refused again leaves the dead letter under the new config", async () => {

@@ -1,7 +1,8 @@
 import { asc, count, eq, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { onFirstUse } from "./on-first-use.js";
-import { turns } from "./schema.js";
+import { redeliveries, tasks, turns } from "./schema.js";
+import type { TaskRow } from "./task-store.js";
 import type { Usage } from "./usage-store.js";
 
 export type TurnRow = typeof turns.$inferSelect;
@@ -63,7 +64,20 @@ export class TurnLedger {
       .where(eq(turns.taskId, taskId))
       .prepare(),
   );
-  readonly #close = onFirstUse(() => this.db.delete(turns).where(eq(turns.taskId, taskId)).prepare());
+  // One statement: the record goes, and says whether re-deliveries wait for its task (they start as it closes).
+  readonly #close = onFirstUse(() =>
+    this.db
+      .delete(turns)
+      .where(eq(turns.taskId, taskId))
+      .returning({
+        paramsJson: turns.paramsJson,
+        redeliveries: sql<number>`exists (select 1 from ${redeliveries} where ${redeliveries.taskId} = ${taskId})`,
+      })
+      .prepare(),
+  );
+  readonly #withTask = onFirstUse(() =>
+    this.db.select({ task: tasks, turn: turns }).from(tasks).leftJoin(turns, eq(turns.taskId, tasks.id)).where(eq(tasks.id, taskId)).prepare(),
+  );
   readonly #all = onFirstUse(() => this.db.select().from(turns).orderBy(asc(turns.progressAt)).prepare());
   readonly #size = onFirstUse(() => this.db.select({ n: count() }).from(turns).prepare());
 
@@ -72,6 +86,12 @@ export class TurnLedger {
     const at = this.now();
     // Inserted, the statement returns the row; an existing record is read instead.
     return this.#open().get({ taskId, instanceId, paramsJson: JSON.stringify(params), at, expectedBy: at + expectWithinMs }) ?? this.get(taskId)!;
+  }
+
+  /** A task and its turn's record, in one read (a turn's start reads both); `undefined` for no such task. */
+  withTask(taskId: string): { task: TaskRow; turn: TurnRow | undefined } | undefined {
+    const found = this.#withTask().get({ taskId });
+    return found && { task: found.task, turn: found.turn ?? undefined };
   }
 
   get(taskId: string): TurnRow | undefined {
@@ -102,8 +122,10 @@ export class TurnLedger {
     this.#redriven().run({ taskId, instanceId, attempts: row.attempts + 1, at, expectedBy: at + expectWithinMs });
   }
 
-  close(taskId: string): void {
-    this.#close().run({ taskId });
+  /** Deletes the turn's record; what it was started with, when re-deliveries wait for its task (`undefined`: none wait, or no record). */
+  close(taskId: string): string | undefined {
+    const closed = this.#close().get({ taskId });
+    return closed?.redeliveries ? closed.paramsJson : undefined;
   }
 
   get size(): number {

@@ -536,9 +536,9 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    */
   #start(taskId: string): StartRead | undefined {
     this.#reported(taskId);
-    const row = this.agentDb.tasks.get(taskId);
-    if (!row) return undefined;
-    const turn = this.agentDb.turns.get(taskId);
+    const found = this.agentDb.turns.withTask(taskId);
+    if (!found) return undefined;
+    const { task: row, turn } = found;
     const task = taskOf(row);
     if (row.state !== "TASK_STATE_SUBMITTED") return { state: this.agentDb.tasks.isFinal(row.state) ? row.state : "TASK_STATE_WORKING", task, turn };
     const now = Date.now();
@@ -803,11 +803,10 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
 
   async turnDelivered(taskId: string): Promise<Verdict<null>> {
     // Configs set while this turn ran, waiting for dead letters: their re-delivery starts now (the turn's record names the deployment).
-    const closing = this.agentDb.redeliveries.of(taskId).length > 0 ? this.agentDb.turns.get(taskId) : undefined;
-    this.agentDb.turns.close(taskId);
+    const closing = this.agentDb.turns.close(taskId);
     this.#reportedAt.delete(taskId);
     this.#started.delete(taskId);
-    if (closing) await this.#redeliver(taskId, JSON.parse(closing.paramsJson) as TurnParams);
+    if (closing) await this.#redeliver(taskId, JSON.parse(closing) as TurnParams);
     // The schedule stays: the next pass finds nothing open and stops it. A caller's turns back to
     // back keep one schedule instead of arming and cancelling it per turn (a dozen SQL statements).
     return accepted(null);
