@@ -515,7 +515,13 @@ of the gap in those two rows is the cost of getting the project's events to a te
 Measured once at commit c9647e4 with the project's log sink made silent (a local patch: each event still
 serialised, not printed), those two rows came to 1.09× and 1.08× the floor's, the Worker's workerd fell from
 about 25 to 18 ms per turn (so each line costs about 1 ms of the Worker's workerd too, on this machine),
-and the turn ratios were 0.48× (turns/s) and 1.78× (SendMessage → push p50 at rest).
+and the turn ratios were 0.48× (turns/s) and 1.78× (SendMessage → push p50 at rest). Measured again at
+commit 66440cc (\`--only floor\`, local patches, not committed): with the sink silent, the Worker's workerd
+came to 14.4 ms per turn against 15.9 with it, the two tooling rows to 1.05× and 1.10× the floor's, and the
+turn ratios to 0.61× and 1.59×; with no events emitted at all, to 14.4 ms, 0.65× and 1.66×. So what an event
+costs is its line on the log (serialising and printing it), not the events' own bookkeeping. Under
+\`BENCH_PROFILE\` the profiler's own inspector session receives every line too, which inflates the sink's
+share of that profile.
 
 A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
 a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc
