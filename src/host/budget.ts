@@ -1,7 +1,8 @@
 import { quotaExceeded, type RpcError } from "../a2a/errors.js";
 import type { Usage } from "../db/usage-store.js";
 
-const DAY_MS = 24 * 60 * 60 * 1000;
+/** A day in milliseconds: the budget's UTC day, retention's days. */
+export const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The refusal of a send by a caller whose model calls spent today's budget

@@ -51,7 +51,9 @@ import { pushConfigOf } from "./push-config-ids.js";
 import { configsOf, putConfig } from "./push-configs.js";
 import { reconcileTurns, type ReconcileAction } from "./reconcile-turns.js";
 import { DEFAULT_RECOVERY_POLICY, type RecoveryPolicy } from "./recovery-policy.js";
+import { sweepOnce } from "./retention.js";
 import { SelfOrigin } from "./self-origin.js";
+import { TurnSchedules } from "./turn-schedules.js";
 import { EventHub } from "./event-hub.js";
 import { addedArtifacts, appendArtifactChunk, endsWait, foldArtifacts, statusUpdateOf, writeStatus } from "./task-events.js";
 import { taskStream } from "./task-stream.js";
@@ -60,11 +62,6 @@ import { ObjectEvents } from "./object-events.js";
 import { decideAccept, type Happened } from "./accept.js";
 import { agentMessage, requestText, shapeTask, taskOf, terminalTask, withState } from "./task-wire.js";
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-/** Retention deletes at most this many rows per pass, then comes back at once for more. */
-const RETENTION_BATCH = 200;
-/** How often retention looks, once anything was accepted here. */
-const RETENTION_EVERY_S = 3600;
 /** How long a streaming send's slot waits for the edge to open its stream. */
 const STREAM_SLOT_MS = 30_000;
 /** A report this soon after the last one written here is not written again (a heartbeat comes at least a second apart). */
@@ -111,8 +108,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   readonly #started = new Map<string, StartRead>();
   /** When this instance last wrote each open turn's expectation (the accept's record, a report): a report right after it writes nothing. */
   readonly #reportedAt = new Map<string, number>();
-  #retentionArmed = false;
-  #reconcileArmed = false;
+  /** The reconcile and retention passes on the SDK's scheduler. */
+  readonly #schedules: TurnSchedules;
   #telemetry: Telemetry | undefined;
   #agentEvents: ObjectEvents | undefined;
 
@@ -120,6 +117,21 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     super(ctx, env);
     this.agentDb = new AgentDB(ctx.storage, TERMINAL_STATE_NAMES);
     this.agentDb.onEventAppended((row) => this.#events.deliver(row));
+    this.#schedules = new TurnSchedules(
+      {
+        reconcileEvery: (seconds) => this.scheduleEvery(seconds, "reconcileTurns"),
+        reconcileAt: (at) => this.schedule(at, "reconcileTurns"),
+        reconcilePending: async () => (await this.listSchedules()).some((s) => s.callback === "reconcileTurns" && s.type !== "interval"),
+        stopReconcileEvery: async () => {
+          for (const schedule of await this.listSchedules({ type: "interval" })) {
+            if (schedule.callback === "reconcileTurns") await this.cancelSchedule(schedule.id);
+          }
+        },
+        retentionEvery: (seconds) => this.scheduleEvery(seconds, "sweepRetention"),
+      },
+      this.agentDb.turns,
+      () => this.recoveryPolicy(),
+    );
     // Input gates hold every RPC until this resolves: no call sees a table
     // that is not there yet.
     void ctx.blockConcurrencyWhile(async () => {
@@ -299,10 +311,10 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const begun = verdict.value;
     // Before the Workflow can start: the turn's model call sees the stream coming and streams the answer.
     if (slot && "task" in begun) this.#events.holdFor(slot, begun.task.id);
-    await this.#armRetention();
+    await this.#schedules.armRetention();
     if (queued) await this.#redeliver(queued, { tenant: input.tenant, agentId, origin: input.origin });
     if ("message" in begun) return accepted(begun);
-    if (begun.turn) await this.#ensureReconciling();
+    if (begun.turn) await this.#schedules.ensureReconciling();
     if (begun.answered) {
       const { requestId, taskId: answeredTask } = begun.answered;
       const settlement = this.agentDb.hitl.get(requestId);
@@ -872,7 +884,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const instanceId = `redeliver-${crypto.randomUUID()}`;
     const params: TurnParams = { tenant: like.tenant, agentId: like.agentId, taskId, messageId: row.messageId, origin: like.origin, redeliver: true };
     this.agentDb.turns.open(taskId, instanceId, params, this.recoveryPolicy().reportWithinMs);
-    await this.#ensureReconciling();
+    await this.#schedules.ensureReconciling();
     // One that does not start now is started by the reconciler's next pass.
     if (!(await this.#startWorkflow(instanceId, params))) console.warn(`task ${taskId}: its re-delivery did not start; the reconciler tries again`);
   }
@@ -887,10 +899,10 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   override async onStart(): Promise<void> {
     if (this.#startFailure) return;
     if (this.agentDb.turns.size > 0) {
-      await this.#ensureReconciling();
-      await this.#armDueCheck();
+      await this.#schedules.ensureReconciling();
+      await this.#schedules.armDueCheck();
     }
-    await this.#armRetention();
+    await this.#schedules.armRetention();
   }
 
   /**
@@ -916,28 +928,9 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     }
     // A wake that did not arrive (an outage, a Worker restart) is sent again until the turn takes it in.
     for (const request of this.agentDb.hitl.unresumed()) if (this.agentDb.turns.get(request.taskId)) await this.#wake(request);
-    if (this.agentDb.turns.size === 0) await this.#stopReconciling();
-    else await this.#armDueCheck();
+    if (this.agentDb.turns.size === 0) await this.#schedules.stopReconciling();
+    else await this.#schedules.armDueCheck();
     return actions;
-  }
-
-  /**
-   * A one-off pass at the moment the first open turn would count as lost
-   * (its `expectedBy` plus the policy's grace), when that comes before the
-   * interval's next pass: a turn cut off by a crash is re-driven then, not up
-   * to a whole interval later. One such pass is pending at a time.
-   */
-  async #armDueCheck(): Promise<void> {
-    const { lostAfterMs, reconcileEveryMs } = this.recoveryPolicy();
-    const rows = this.agentDb.turns.all();
-    if (rows.length === 0) return;
-    const due = Math.min(...rows.map((row) => row.expectedBy)) + lostAfterMs + 1_000;
-    const now = Date.now();
-    // Overdue already (the object woke late): a pass in a second.
-    const at = Math.max(due, now + 1_000);
-    if (at - now >= reconcileEveryMs) return;
-    const pending = (await this.listSchedules()).some((schedule) => schedule.callback === "reconcileTurns" && schedule.type !== "interval");
-    if (!pending) await this.schedule(new Date(at), "reconcileTurns");
   }
 
   /**
@@ -948,24 +941,10 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    */
   async sweepRetention(): Promise<{ tasks: number; messageIds: number }> {
     if (this.#startFailure) return { tasks: 0, messageIds: 0 };
-    const { retention } = this.lifecycleLimits();
-    const now = Date.now();
-    // A dead letter keeps its task a day, so a gatekeeper can still set a config and have it re-delivered.
-    const deleted = this.agentDb.tasks.deleteFinished(now - retention.finishedTaskDays * DAY_MS, RETENTION_BATCH, now - DAY_MS);
-    await this.onTasksDeleted(deleted.subtaskIds);
-    const tasks = deleted.tasks;
-    const messageIds =
-      this.agentDb.tasks.forgetMessages(now - retention.messageIdDays * DAY_MS, RETENTION_BATCH) +
-      this.agentDb.directReplies.forget(now - retention.messageIdDays * DAY_MS, RETENTION_BATCH);
-    if (tasks === RETENTION_BATCH || messageIds === RETENTION_BATCH) await this.schedule(1, "sweepRetention");
-    return { tasks, messageIds };
-  }
-
-  /** Once per instance: the hourly retention pass is on the SDK's scheduler (idempotent). */
-  async #armRetention(): Promise<void> {
-    if (this.#retentionArmed) return;
-    this.#retentionArmed = true;
-    await this.scheduleEvery(RETENTION_EVERY_S, "sweepRetention");
+    const swept = sweepOnce(this.agentDb, this.lifecycleLimits().retention, Date.now());
+    await this.onTasksDeleted(swept.subtaskIds);
+    if (swept.more) await this.schedule(1, "sweepRetention");
+    return { tasks: swept.tasks, messageIds: swept.messageIds };
   }
 
   #abandon(taskId: string): void {
@@ -975,31 +954,6 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const task = terminalTask(taskOf(row), { state: "TASK_STATE_FAILED", text: this.lifecycleWords().abandoned }, now);
     task.metadata = { ...task.metadata, [USAGE_KEY]: this.agentDb.usage.ofTurn(taskId) };
     if (writeStatus(this.agentDb, task, now).kind === "written") this.#emitFinished(task, row.createdAt, now);
-  }
-
-  /** The reconcile pass runs on the SDK's scheduler: an interval schedule, one per object. */
-  async #ensureReconciling(): Promise<void> {
-    // Armed by this instance and not stopped since: scheduleEvery is idempotent, but not free.
-    if (this.#reconcileArmed) return;
-    this.#reconcileArmed = true;
-    try {
-      await this.scheduleEvery(Math.max(1, Math.round(this.recoveryPolicy().reconcileEveryMs / 1000)), "reconcileTurns");
-    } catch (error) {
-      this.#reconcileArmed = false;
-      throw error;
-    }
-  }
-
-  async #stopReconciling(): Promise<void> {
-    this.#reconcileArmed = false;
-    for (const schedule of await this.listSchedules({ type: "interval" })) {
-      if (schedule.callback === "reconcileTurns") await this.cancelSchedule(schedule.id);
-    }
-    // A turn opened while this ran (its call came in at an await) must keep a schedule.
-    if (this.agentDb.turns.size > 0) {
-      this.#reconcileArmed = false;
-      await this.#ensureReconciling();
-    }
   }
 
   /** Creates the instance; one that already exists counts as started. False when neither (the next pass retries). */

@@ -1,0 +1,28 @@
+import type { AgentDB } from "../db/agent-db.js";
+import { DAY_MS } from "./budget.js";
+import type { LifecycleLimits } from "./lifecycle.js";
+
+/** Retention deletes at most this many rows per pass, then comes back at once for more. */
+const RETENTION_BATCH = 200;
+
+/** What one retention pass removed; `more`: a batch came back full, so another pass follows at once. */
+export interface Swept {
+  tasks: number;
+  messageIds: number;
+  /** The subtasks of the deleted tasks, for the agent to let go of. */
+  subtaskIds: readonly string[];
+  more: boolean;
+}
+
+/**
+ * One bounded retention pass: finished, delivered tasks past
+ * `finishedTaskDays` go with everything hanging off them; their `messageId`s
+ * (and direct replies) are remembered `messageIdDays`.
+ */
+export function sweepOnce(db: AgentDB, retention: LifecycleLimits["retention"], now: number): Swept {
+  // A dead letter keeps its task a day, so a gatekeeper can still set a config and have it re-delivered.
+  const deleted = db.tasks.deleteFinished(now - retention.finishedTaskDays * DAY_MS, RETENTION_BATCH, now - DAY_MS);
+  const forgetBefore = now - retention.messageIdDays * DAY_MS;
+  const messageIds = db.tasks.forgetMessages(forgetBefore, RETENTION_BATCH) + db.directReplies.forget(forgetBefore, RETENTION_BATCH);
+  return { tasks: deleted.tasks, messageIds, subtaskIds: deleted.subtaskIds, more: deleted.tasks === RETENTION_BATCH || messageIds === RETENTION_BATCH };
+}
