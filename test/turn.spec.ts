@@ -391,7 +391,14 @@ describe("a turn's reports", () => {
     // A second on, a report is written again: the turn's promise moves on with it.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect((await object.pushTargets(task.id)).ok).toBe(true);
-    expect(await expectedBy()).toBeGreaterThan(accepted);
+    const reported = await expectedBy();
+    expect(reported).toBeGreaterThan(accepted);
+    // A longer promise (a delivery's backoff) is cut back by the next plain report, however soon it comes.
+    expect((await object.turnProgress(task.id, 120_000)).ok).toBe(true);
+    const longer = await expectedBy();
+    expect(longer).toBeGreaterThan(reported + 60_000);
+    expect((await object.pushTargets(task.id)).ok).toBe(true);
+    expect(await expectedBy()).toBeLessThan(longer);
     held.release();
     await eventually(
       () => harness.outbound.pushes.filter((p) => p.body.task?.id === task.id),

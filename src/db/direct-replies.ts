@@ -13,7 +13,7 @@ export class DirectReplyStore {
     private readonly now: () => number = Date.now,
   ) {}
 
-  // Looked up by every send: built once, on first use (drizzle's query building costs more than the read).
+  // Built once, on first use (drizzle's query building costs more than the read); every send's lookup is PriorSends'.
   readonly #reply = onFirstUse(() =>
     this.db.select({ json: directReplies.replyJson }).from(directReplies).where(eq(directReplies.messageId, messageId)).prepare(),
   );

@@ -18,6 +18,7 @@ export {
   turns,
   usageDays,
 } from "./schema.js";
+export { PriorSends, type PriorSend } from "./prior-sends.js";
 export { PushConfigStore, type PushConfigRow, type PutVerdict } from "./push-config-store.js";
 export { SubtaskStore, type DelegateVerdict, type NewSubtask, type RoundDecision, type SubtaskRow, type SubtaskStatus } from "./subtask-store.js";
 export { TaskStore, type NewTask, type TaskPage, type TaskPageQuery, type TaskRow, type TaskWrite, type WriteVerdict } from "./task-store.js";

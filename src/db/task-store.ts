@@ -26,7 +26,6 @@ export interface NewTask extends TaskWrite {
 }
 
 /** A guarded write's verdict: written, or refused because the stored task is final or absent. */
-/** A `messageId`'s record: its task (`undefined` once retention deleted it) and its digest (`null` on a record older than digests). */
 export type WriteVerdict = { kind: "written" } | { kind: "final"; row: TaskRow } | { kind: "missing" };
 
 export interface TaskPageQuery {

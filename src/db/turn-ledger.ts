@@ -71,6 +71,7 @@ export class TurnLedger {
       .where(eq(turns.taskId, taskId))
       .returning({
         paramsJson: turns.paramsJson,
+        // Against the placeholder, not turns.task_id: drizzle renders both columns unqualified in RETURNING.
         redeliveries: sql<number>`exists (select 1 from ${redeliveries} where ${redeliveries.taskId} = ${taskId})`,
       })
       .prepare(),

@@ -9,8 +9,6 @@ const RETENTION_BATCH = 200;
 export interface Swept {
   tasks: number;
   messageIds: number;
-  /** The subtasks of the deleted tasks, for the agent to let go of. */
-  subtaskIds: readonly string[];
   more: boolean;
 }
 
@@ -19,10 +17,17 @@ export interface Swept {
  * `finishedTaskDays` go with everything hanging off them; their `messageId`s
  * (and direct replies) are remembered `messageIdDays`.
  */
-export function sweepOnce(db: AgentDB, retention: LifecycleLimits["retention"], now: number): Swept {
+export async function sweepOnce(
+  db: AgentDB,
+  retention: LifecycleLimits["retention"],
+  now: number,
+  /** Hears the subtasks of the deleted tasks (the agent lets go of them) before any `messageId` is forgotten. */
+  onTasksDeleted: (subtaskIds: readonly string[]) => Promise<void>,
+): Promise<Swept> {
   // A dead letter keeps its task a day, so a gatekeeper can still set a config and have it re-delivered.
   const deleted = db.tasks.deleteFinished(now - retention.finishedTaskDays * DAY_MS, RETENTION_BATCH, now - DAY_MS);
+  await onTasksDeleted(deleted.subtaskIds);
   const forgetBefore = now - retention.messageIdDays * DAY_MS;
   const messageIds = db.tasks.forgetMessages(forgetBefore, RETENTION_BATCH) + db.directReplies.forget(forgetBefore, RETENTION_BATCH);
-  return { tasks: deleted.tasks, messageIds, subtaskIds: deleted.subtaskIds, more: deleted.tasks === RETENTION_BATCH || messageIds === RETENTION_BATCH };
+  return { tasks: deleted.tasks, messageIds, more: deleted.tasks === RETENTION_BATCH || messageIds === RETENTION_BATCH };
 }

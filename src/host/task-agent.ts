@@ -64,8 +64,8 @@ import { agentMessage, requestText, shapeTask, taskOf, terminalTask, withState }
 
 /** How long a streaming send's slot waits for the edge to open its stream. */
 const STREAM_SLOT_MS = 30_000;
-/** A report this soon after the last one written here is not written again (a heartbeat comes at least a second apart). */
-const REPORT_AGAIN_AFTER_MS = 1_000;
+/** A report this soon after the last plain one written here is not written again (a heartbeat comes at least a second apart). */
+const REPORT_AGAIN_AFTER_MS = 500;
 
 /** How a turn's round ended, inside the object: a step for the Workflow, the task the round ended on (nothing more to run), or its answer to write. */
 type RoundEnd =
@@ -104,8 +104,9 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    * the run instead of starting another; only the run that set it clears it.
    */
   readonly #running = new Map<string, { round: number; done: Promise<Verdict<TurnStep>>; abort: AbortController }>();
-  /** What `turnStarted` just read, for the `runTurn` that called it (taken at once). */
+  /** What `turnStarted` just read, for the `runTurn` that asked for it (`#wantStart`), taken at once. */
   readonly #started = new Map<string, StartRead>();
+  readonly #wantStart = new Set<string>();
   /** When this instance last wrote each open turn's expectation (the accept's record, a report): a report right after it writes nothing. */
   readonly #reportedAt = new Map<string, number>();
   /** The reconcile and retention passes on the SDK's scheduler. */
@@ -526,12 +527,17 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
 
   // ── the turn Workflow's calls ────────────────────────────────────────────
 
+  /**
+   * The turn's start, as the Workflow's run step makes it (inside `runTurn`).
+   * An agent may override it; an override calls `super.turnStarted` and
+   * returns what it gives.
+   */
   async turnStarted(taskId: string, origin: string): Promise<Verdict<TurnStart>> {
     if (this.#startFailure) return this.#notStarted();
     this.#selfOrigin.learn(origin);
     const started = this.#start(taskId);
     if (!started) return refused(taskNotFound(taskId));
-    this.#started.set(taskId, started);
+    if (this.#wantStart.has(taskId)) this.#started.set(taskId, started);
     return accepted({ proceed: !this.agentDb.tasks.isFinal(started.state), state: started.state });
   }
 
@@ -575,13 +581,23 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     }
     // The turn's start and its round are one round trip (fewer, fuller steps); an agent may override the start.
     this.#started.delete(taskId);
-    const verdict = await this.turnStarted(taskId, origin);
+    this.#wantStart.add(taskId);
+    let verdict: Verdict<TurnStart>;
+    let read: StartRead | undefined;
+    try {
+      verdict = await this.turnStarted(taskId, origin);
+    } finally {
+      read = this.#started.get(taskId);
+      this.#started.delete(taskId);
+      this.#wantStart.delete(taskId);
+    }
     if (!verdict.ok) return verdict;
-    // What this class's start read is what the round runs on; an override that answered on its own left nothing, and the task is read.
-    const started = this.#started.get(taskId) ?? this.#asStored(taskId);
-    this.#started.delete(taskId);
+    // A turn that does not proceed ends on the task as stored now.
+    if (!verdict.value.proceed) return this.#concluded(taskId);
+    // What this class's start read is what the round runs on, when the verdict is the one it gave; an
+    // override that answered on its own leaves nothing, and the task is read again.
+    const started = read?.state === verdict.value.state ? read : this.#asStored(taskId);
     if (!started) return refused(taskNotFound(taskId));
-    if (!verdict.value.proceed) return this.#concluded(taskId, { task: started.task });
     // A re-driven Workflow runs this step again: the recorded outcome is the
     // answer, so a turn costs one model exchange however often it is re-driven.
     const { turn } = started;
@@ -640,7 +656,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   async #runRound(task: TaskJson, round: number, signal: AbortSignal, turnId?: string): Promise<Verdict<RoundEnd>> {
     const taskId = task.id;
     const { reportWithinMs } = this.recoveryPolicy();
-    // runTurn's start (turnStarted) has just reported the turn alive: the heartbeat takes over from there.
+    // runTurn's start (turnStarted) has just left the turn promising a report: the heartbeat takes over from there.
     const heartbeat = setInterval(() => this.#reported(taskId), Math.max(1_000, reportWithinMs / 3));
     try {
       const step = await this.runRound({ task, text: requestText(task), origin: this.#selfOrigin.require(), ...(turnId ? { turnId } : {}) }, round, signal);
@@ -715,10 +731,15 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   /** The turn's Workflow reported in: it is expected again within the policy's window (plus `moreMs`). */
   #reported(taskId: string, moreMs = 0): void {
     const now = Date.now();
-    // Reported under a second ago by this instance (the accept, the start): the record already promises about as long.
+    // Reported a moment ago by this instance (the accept, the start): the record already promises about as long.
     if (moreMs === 0 && now - (this.#reportedAt.get(taskId) ?? Number.NEGATIVE_INFINITY) < REPORT_AGAIN_AFTER_MS) return;
     this.agentDb.turns.progress(taskId, this.recoveryPolicy().reportWithinMs + moreMs);
-    // Only the last second matters: a turn that ended another way leaves no lasting entry.
+    // A longer promise (a wait, a backoff) is not one the next plain report may leave standing: that one is written.
+    if (moreMs > 0) {
+      this.#reportedAt.delete(taskId);
+      return;
+    }
+    // Only the last moments matter: a turn that ended another way leaves no lasting entry.
     if (this.#reportedAt.size >= 1_000) this.#reportedAt.clear();
     this.#reportedAt.set(taskId, now);
   }
@@ -941,8 +962,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    */
   async sweepRetention(): Promise<{ tasks: number; messageIds: number }> {
     if (this.#startFailure) return { tasks: 0, messageIds: 0 };
-    const swept = sweepOnce(this.agentDb, this.lifecycleLimits().retention, Date.now());
-    await this.onTasksDeleted(swept.subtaskIds);
+    const swept = await sweepOnce(this.agentDb, this.lifecycleLimits().retention, Date.now(), (ids) => this.onTasksDeleted(ids));
     if (swept.more) await this.schedule(1, "sweepRetention");
     return { tasks: swept.tasks, messageIds: swept.messageIds };
   }

@@ -1,4 +1,7 @@
 import type { TurnLedger } from "../db/turn-ledger.js";
+
+/** What the schedules read of the object's open turns. */
+export type OpenTurns = Pick<TurnLedger, "size" | "all">;
 import type { RecoveryPolicy } from "./recovery-policy.js";
 
 /** How often retention looks, once anything was accepted here. */
@@ -33,7 +36,7 @@ export class TurnSchedules {
 
   constructor(
     private readonly calls: ScheduleCalls,
-    private readonly turns: TurnLedger,
+    private readonly turns: OpenTurns,
     private readonly policy: () => RecoveryPolicy,
   ) {}
 
@@ -54,8 +57,12 @@ export class TurnSchedules {
   async stopReconciling(): Promise<void> {
     this.#reconcileArmed = false;
     await this.calls.stopReconcileEvery();
-    // A turn opened while this ran (its call came in at an await) must keep a schedule.
-    if (this.turns.size > 0) await this.ensureReconciling();
+    // A turn opened while this ran (its call came in at an await) must keep a schedule: its
+    // ensureReconciling may have found the old interval, which the loop above has just cancelled.
+    if (this.turns.size > 0) {
+      this.#reconcileArmed = false;
+      await this.ensureReconciling();
+    }
   }
 
   /**
