@@ -3,6 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
 import type { BeginTask, CallerObject, TurnObject } from "@dynamicagents/core/boundary";
 import { AgentDB } from "@dynamicagents/core/db";
+import { sweepOnce } from "../src/host/retention.js";
 import { describe, expect, it } from "vitest";
 import { ORIGIN, PUSH_URL } from "./support/constants.js";
 import { interceptOutbound } from "./support/outbound.js";
@@ -151,6 +152,20 @@ describe("long lists on Durable Object SQLite (at most 100 bound variables a sta
     expect(result.deleted).toBe(200);
     expect(result.left).toMatchObject({ kind: "page", total: 50 });
     expect(result.forgotten).toBe(200);
+  });
+
+  it("a retention pass that forgets a full batch of messageIds, and direct replies besides, comes back at once", async () => {
+    const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
+    const swept = await runInDurableObject(stub, async (_instance, state) => {
+      const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
+      for (let i = 0; i < 200; i++)
+        db.tasks.insert({ id: `t${i}`, state: "TASK_STATE_COMPLETED", statusAt: i, json: "{}", messageId: `m${i}`, contextId: "c" });
+      for (let i = 0; i < 5; i++) db.directReplies.put(`r${i}`, "{}");
+      // The tasks went in an earlier pass: this one finds only their messageIds, 200 of them, and the replies.
+      db.tasks.deleteFinished(1_000, 200, 0);
+      return sweepOnce(db, { finishedTaskDays: 0, messageIdDays: 0 }, Date.now() + 1_000, async () => {});
+    });
+    expect(swept).toEqual({ tasks: 0, messageIds: 205, more: true });
   });
 
   it("a compaction folds hundreds of entries of a conversation at once", async () => {

@@ -28,6 +28,9 @@ export async function sweepOnce(
   const deleted = db.tasks.deleteFinished(now - retention.finishedTaskDays * DAY_MS, RETENTION_BATCH, now - DAY_MS);
   await onTasksDeleted(deleted.subtaskIds);
   const forgetBefore = now - retention.messageIdDays * DAY_MS;
-  const messageIds = db.tasks.forgetMessages(forgetBefore, RETENTION_BATCH) + db.directReplies.forget(forgetBefore, RETENTION_BATCH);
-  return { tasks: deleted.tasks, messageIds, more: deleted.tasks === RETENTION_BATCH || messageIds === RETENTION_BATCH };
+  const messages = db.tasks.forgetMessages(forgetBefore, RETENTION_BATCH);
+  const replies = db.directReplies.forget(forgetBefore, RETENTION_BATCH);
+  // Each kind is its own batch: either one full means more of that kind may wait.
+  const more = deleted.tasks === RETENTION_BATCH || messages === RETENTION_BATCH || replies === RETENTION_BATCH;
+  return { tasks: deleted.tasks, messageIds: messages + replies, more };
 }
