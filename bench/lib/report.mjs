@@ -520,8 +520,8 @@ commit 66440cc (\`--only floor\`, local patches, not committed): with the sink s
 came to 14.4 ms per turn against 15.9 with it, the two tooling rows to 1.05× and 1.10× the floor's, and the
 turn ratios to 0.61× and 1.59×; with no events emitted at all, to 14.4 ms, 0.65× and 1.66×. So what an event
 costs is its line on the log (serialising and printing it), not the events' own bookkeeping. Under
-\`BENCH_PROFILE\` the profiler's own inspector session receives every line too, which inflates the sink's
-share of that profile.
+\`BENCH_PROFILE\` the sink's share of the profile (about a tenth) is larger than that, likely because the
+profiler's own inspector session receives every line too: trust the ablation over the profile there.
 
 A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
 a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc

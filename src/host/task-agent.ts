@@ -104,9 +104,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    * the run instead of starting another; only the run that set it clears it.
    */
   readonly #running = new Map<string, { round: number; done: Promise<Verdict<TurnStep>>; abort: AbortController }>();
-  /** What `turnStarted` just read, for the `runTurn` that asked for it (`#wantStart`), taken at once. */
-  readonly #started = new Map<string, StartRead>();
-  readonly #wantStart = new Set<string>();
+  /** A task whose `runTurn` waits on `turnStarted`: what this class's start read for it (null until then). */
+  readonly #startReads = new Map<string, StartRead | null>();
   /** When this instance last wrote each open turn's expectation (the accept's record, a report): a report right after it writes nothing. */
   readonly #reportedAt = new Map<string, number>();
   /** The reconcile and retention passes on the SDK's scheduler. */
@@ -537,7 +536,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     this.#selfOrigin.learn(origin);
     const started = this.#start(taskId);
     if (!started) return refused(taskNotFound(taskId));
-    if (this.#wantStart.has(taskId)) this.#started.set(taskId, started);
+    if (this.#startReads.has(taskId)) this.#startReads.set(taskId, started);
     return accepted({ proceed: !this.agentDb.tasks.isFinal(started.state), state: started.state });
   }
 
@@ -580,16 +579,14 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       if (running.round === round) return joined;
     }
     // The turn's start and its round are one round trip (fewer, fuller steps); an agent may override the start.
-    this.#started.delete(taskId);
-    this.#wantStart.add(taskId);
+    this.#startReads.set(taskId, null);
     let verdict: Verdict<TurnStart>;
-    let read: StartRead | undefined;
+    let read: StartRead | null | undefined;
     try {
       verdict = await this.turnStarted(taskId, origin);
     } finally {
-      read = this.#started.get(taskId);
-      this.#started.delete(taskId);
-      this.#wantStart.delete(taskId);
+      read = this.#startReads.get(taskId);
+      this.#startReads.delete(taskId);
     }
     if (!verdict.ok) return verdict;
     // A turn that does not proceed ends on the task as stored now.
@@ -838,7 +835,6 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     // Configs set while this turn ran, waiting for dead letters: their re-delivery starts now (the turn's record names the deployment).
     const closing = this.agentDb.turns.close(taskId);
     this.#reportedAt.delete(taskId);
-    this.#started.delete(taskId);
     if (closing) await this.#redeliver(taskId, JSON.parse(closing) as TurnParams);
     // The schedule stays: the next pass finds nothing open and stops it. A caller's turns back to
     // back keep one schedule instead of arming and cancelling it per turn (a dozen SQL statements).

@@ -211,8 +211,8 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
     if (earlier.length) messages.push({ role: "user", content: `${words.resultsHeader}\n\n${renderSubtaskResults(earlier)}` });
   }
   // Only the delegate tool records a decision during the exchange: without it there is none to look for.
-  const delegates = DELEGATE_TOOL in controls;
-  const delegated: StopCondition<ToolSet> = () => delegates && rounds.decision(taskId, round)?.kind === "delegate";
+  const delegateOffered = DELEGATE_TOOL in controls;
+  const delegated: StopCondition<ToolSet> = () => delegateOffered && rounds.decision(taskId, round)?.kind === "delegate";
   const asked = Date.now();
   const result = await generateWithFallback({
     env: input.env,
@@ -261,7 +261,7 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
   }
   // What the exchange added is the turn's now: a resumed or later round goes on from it.
   for (const [i, message] of result.responseMessages.entries()) store.append(conversationId, taskId, `${taskId}:${point}:${i}`, message);
-  const recorded = delegates ? rounds.decision(taskId, round) : undefined;
+  const recorded = delegateOffered ? rounds.decision(taskId, round) : undefined;
   if (recorded?.kind !== "delegate") {
     const target = pendingTarget(result.lastStep);
     if (target) {

@@ -1,8 +1,8 @@
 import type { TurnLedger } from "../db/turn-ledger.js";
+import type { RecoveryPolicy } from "./recovery-policy.js";
 
 /** What the schedules read of the object's open turns. */
 export type OpenTurns = Pick<TurnLedger, "size" | "all">;
-import type { RecoveryPolicy } from "./recovery-policy.js";
 
 /** How often retention looks, once anything was accepted here. */
 const RETENTION_EVERY_S = 3600;
