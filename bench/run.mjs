@@ -13,6 +13,7 @@ import { startGatekeeper } from "./lib/gatekeeper.mjs";
 import { createHost } from "./lib/host.mjs";
 import { compare, runPool } from "./lib/load.mjs";
 import { floorTurnsNeeded, measureFloor } from "./lib/floor.mjs";
+import { longRunTurnsNeeded, measureLongRun } from "./lib/long-run.mjs";
 import { describeMachine } from "./lib/machine.mjs";
 import { saveProfile, startProfile } from "./lib/profile.mjs";
 import { sleep } from "./lib/net.mjs";
@@ -71,6 +72,17 @@ function readConfig(env, { smoke = false } = {}) {
       concurrency: num("BENCH_CONCURRENCY", 8),
       warmup: num("BENCH_FLOOR_WARMUP", smoke ? 20 : 100, 0),
       rounds: num("BENCH_ROUNDS", smoke ? 2 : 4),
+    },
+    // The long run (lib/long-run.mjs): the caller holding `largeTasks` against a fresh caller, same workerd.
+    long: {
+      sequential: num("BENCH_LONG_SEQUENTIAL", 120),
+      turns: num("BENCH_LONG_TURNS", 200),
+      concurrency: num("BENCH_TURN_CONCURRENCY", 4),
+      n: num("BENCH_LONG_N", 1000),
+      getTaskConcurrency: num("BENCH_CONCURRENCY", 8),
+      warmup: num("BENCH_TURN_WARMUP", 10, 0),
+      edgeWarmup: num("BENCH_FLOOR_WARMUP", 100, 0),
+      rounds: num("BENCH_ROUNDS", 4),
     },
   };
 }
@@ -279,7 +291,7 @@ async function measureTurnLatency({ host, gatekeeper, tally, config, deadline })
   };
 }
 
-async function measureList({ host, gatekeeper, tally, config, deadline }) {
+async function measureList({ host, gatekeeper, tally, config, deadline, floorSide }) {
   // Fresh identity keys per run: each is its own, empty Durable Object.
   const run = Date.now().toString(36);
   const keys = { small: `bench-small-${run}`, large: `bench-large-${run}` };
@@ -300,7 +312,8 @@ async function measureList({ host, gatekeeper, tally, config, deadline }) {
 
   const listSmall = small.prepared("ListTasks", { pageSize: config.pageSize });
   const listLarge = large.prepared("ListTasks", { pageSize: config.pageSize });
-  const totals = { small: (await listSmall()).totalSize, large: (await listLarge()).totalSize };
+  const largePage = await listLarge();
+  const totals = { small: (await listSmall()).totalSize, large: largePage.totalSize };
   if (totals.small !== config.smallTasks || totals.large !== config.largeTasks) {
     throw new Error(`ListTasks totalSize is ${totals.small} / ${totals.large}, expected ${config.smallTasks} / ${config.largeTasks}`);
   }
@@ -321,7 +334,19 @@ async function measureList({ host, gatekeeper, tally, config, deadline }) {
       deadline,
     }),
   );
+  // The turn figures again, for the caller that now holds `largeTasks` (issue 19, "flat in the long run").
+  const longRun = await measureLongRun({
+    host,
+    gatekeeper,
+    large: { key: keys.large, taskId: largePage.tasks.at(-1).id, tasks: totals.large },
+    config: config.long,
+    deadline,
+    floor: floorSide,
+    settle: (side, maxMs) => settleTurns(side.host, side.gatekeeper, maxMs, deadline),
+    say,
+  });
   return {
+    longRun,
     list: {
       small: { ...measured.small, totalSize: totals.small },
       large: { ...measured.large, totalSize: totals.large },
@@ -349,10 +374,10 @@ async function measureMain({ host, gatekeeper, config, deadline, floorSides }) {
   const turnPhase = await measureTurnLatency({ host, gatekeeper, tally, config, deadline });
   assertNoReload(host);
   const floor = floorSides ? await runFloor(floorSides, config, deadline) : undefined;
-  const { list, seeding } = await measureList({ host, gatekeeper, tally, config, deadline });
+  const { list, seeding, longRun } = await measureList({ host, gatekeeper, tally, config, deadline, floorSide: floorSides?.floor });
   assertNoReload(host);
   turnPhase.stopWatching();
-  return { edge, turns: turnPhase.batches, floor, list, seeding, tally };
+  return { edge, turns: turnPhase.batches, floor, list, seeding, longRun, tally };
 }
 
 /** The floor comparison (lib/floor.mjs), neither side's Worker reloaded meanwhile. */
@@ -385,7 +410,8 @@ async function startFloor(config, cleanups) {
     gatekeeper,
     stateDir: config.stateDir,
     turnsPerWorker: config.turnsPerWorker,
-    expectedTurns: floorTurnsNeeded(config.floor),
+    // The long run's floor caller takes its at-rest share too.
+    expectedTurns: floorTurnsNeeded(config.floor) + config.long.warmup + config.long.sequential,
     vars: { GATEKEEPER_ORIGINS: JSON.stringify([gatekeeper.origin]), OPENAI_BASE_URL: gatekeeper.modelBaseUrl, OPENAI_MODEL: "bench" },
     secrets: { A2A_SIGNING_KEY: await signingKeyJson(), OPENAI_API_KEY: "bench" },
   });
@@ -456,7 +482,9 @@ async function main() {
       // The conversations' compaction failures are read off wrangler's logs (bench/results/logs/, one per process).
       logDir: parts.conversations ? await freshDir(join(BENCH_DIR, "results", "logs")) : undefined,
       expectedTurns:
-        (parts.main ? 1 + config.turnWarmup + config.turnsSequential + config.turns + config.smallTasks + config.largeTasks : 0) +
+        (parts.main
+          ? 1 + config.turnWarmup + config.turnsSequential + config.turns + config.smallTasks + config.largeTasks + longRunTurnsNeeded(config.long)
+          : 0) +
         (parts.floor ? floorTurnsNeeded(config.floor) : 0) +
         conversationTurns,
       // Each caller's token lives as long as the edge allows and is renewed before it ends (lib/gatekeeper.mjs).
@@ -522,6 +550,7 @@ async function main() {
       floor: main.floor,
       list: main.list,
       seeding: main.seeding,
+      longRun: main.longRun,
       conversations,
       gatekeeper: { ...gatekeeper.counts, ...main.tally, sendMessages: host.stats.sendMessages, jwksFetchedAt: gatekeeper.jwksFetchedAt },
       worker: {

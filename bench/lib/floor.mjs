@@ -135,7 +135,7 @@ function perTurn(seconds, batches) {
  * wall time of its batches, percentiles over every turn's own timestamps
  * (the summaries' `samples`, in ms after the turn's SendMessage), the checks added up.
  */
-function mergeTurns(summaries) {
+export function mergeTurns(summaries) {
   const samples = summaries.flatMap((s) => s.samples).filter((t) => t.t1 !== null && t.t4 !== null);
   const stats = (values) => {
     const sorted = Float64Array.from(values).sort();

@@ -156,6 +156,61 @@ function floorWarnings(floor) {
   return out;
 }
 
+/**
+ * The long run (lib/long-run.mjs): the caller holding the seeded tasks against
+ * a fresh caller in the same workerd, and, where the floor comparison ran,
+ * the large caller's at-rest figure over the floor's.
+ */
+function longRunSection(l) {
+  const { large: a, fresh: b, ratios: q, config: c } = l;
+  const f1 = (v) => (Number.isFinite(v) ? v.toFixed(1) : "n/a");
+  const row = (label, av, bv, r, fmt, overFloor = "") => [label, fmt(av), fmt(bv), times(r), overFloor];
+  const overFloor = q.overFloorSendToPushP50;
+  const floorCell = Number.isFinite(overFloor) ? `${times(overFloor)} (${against(overFloor, FLOOR_TARGETS.sendToPushP50, false)})` : "";
+  const rows = [
+    row("SendMessage → push p50 ms, at rest (one at a time)", a.atRest.sendToPush.p50, b.atRest.sendToPush.p50, q.sendToPushP50, ms, floorCell),
+    row("SendMessage → push p95 ms, at rest", a.atRest.sendToPush.p95, b.atRest.sendToPush.p95, q.sendToPushP95, ms),
+    row("accept p50 ms, at rest", a.atRest.accept.p50, b.atRest.accept.p50, q.acceptP50, ms),
+    row(`turns/s, one caller, ${c.concurrency} open at a time`, a.open.turnsPerS, b.open.turnsPerS, q.openTurnsPerS, f1),
+    row(`SendMessage → push p50 ms, ${c.concurrency} open`, a.open.sendToPush.p50, b.open.sendToPush.p50, q.openSendToPushP50, ms),
+    row(`GetTask req/s, concurrency ${c.getTaskConcurrency}`, a.getTask.rps, b.getTask.rps, q.getTaskRps, rate),
+    row("GetTask p50 ms", a.getTask.p50, b.getTask.p50, q.getTaskP50, ms),
+    [
+      "GetTask ÷ card, req/s",
+      times(a.getTaskOverCard),
+      times(b.getTaskOverCard),
+      times(a.getTaskOverCard / b.getTaskOverCard),
+      against(a.getTaskOverCard, FLOOR_TARGETS.getTaskOverCard, true),
+    ],
+  ];
+  const checks = (name, side) =>
+    ["atRest", "open"]
+      .map((k) => {
+        const x = side[k].checks;
+        return `${name} ${k === "open" ? `${c.concurrency} open` : "at rest"}: ${int(x.pushed)} of ${int(side[k].turns)} pushed, ${x.missing} missing, ${x.duplicatePushes} duplicate(s), ${x.problems} failed a check`;
+      })
+      .join("; ");
+  return {
+    title: `Long run: the caller holding ${int(l.tasks)} tasks ÷ a fresh caller, same workerd, ${int(c.sequential)} turns at rest and ${int(c.turns)} with ${c.concurrency} open a side, ${int(c.n)} GetTask per caller, in ${c.rounds} alternating rounds`,
+    headers: ["", `${int(l.tasks)} tasks`, "fresh", `${int(l.tasks)} ÷ fresh`, l.floorAtRest ? `${int(l.tasks)} tasks ÷ floor (target)` : ""],
+    rows,
+    note: `Checks: ${checks(`${int(l.tasks)} tasks`, a)}; ${checks("fresh", b)}; later, ${l.late.pushes} more push(es) and ${l.late.modelCalls} model call(s) of measured turns.${l.floorAtRest ? ` The last column divides by the floor worker's at-rest p50 in the same rounds (a fresh caller of its own: p50 ${ms(l.floorAtRest.sendToPush.p50)} ms, ${int(l.floorAtRest.checks.pushed)} of ${int(l.floorAtRest.turns)} pushed)` : ""}; the GetTask row's target is issue 19's for the project's GetTask ÷ card.`,
+  };
+}
+
+/** A long run's turns that lacked a push, had more than one, or failed a check. */
+function longRunWarnings(l) {
+  const out = [];
+  for (const [name, side] of Object.entries({ large: l.large, fresh: l.fresh, floor: { atRest: l.floorAtRest } })) {
+    for (const t of [side.atRest, side.open].filter(Boolean)) {
+      const c = t.checks;
+      if (c.missing > 0 || c.duplicatePushes > 0 || c.problems > 0)
+        out.push(`long run, ${name} caller: ${c.missing} turn(s) got no push, ${c.duplicatePushes} duplicate push(es), ${c.problems} failed a check.`);
+    }
+  }
+  return out;
+}
+
 /** The floor comparison alone (`--only floor`, `--smoke`), for stdout. */
 export function renderFloorText({ date, machine, floor, smoke }) {
   const s = floorSection(floor);
@@ -226,6 +281,7 @@ function sections(r) {
         ],
       ],
     },
+    ...(r.longRun ? [longRunSection(r.longRun)] : []),
     ...(r.seeding.marks?.length
       ? [
           {
@@ -292,6 +348,7 @@ function warnings(r) {
     );
   }
   if (r.floor) out.push(...floorWarnings(r.floor));
+  if (r.longRun) out.push(...longRunWarnings(r.longRun));
   for (const t of Object.values(r.turns ?? {})) {
     const c = t.checks;
     const label = `${t.label} turns`;
@@ -534,6 +591,19 @@ Workflows engine, so at rest SendMessage → push comes to about the Worker's wo
 the same few milliseconds on both sides (loopback, the proxy); under load, turns/s is bounded by the
 CPU of all three processes over this machine's two cores.
 
+### Long run
+
+Issue 19 asks for the turn figures to hold for a caller with ${int(c.largeTasks)} tasks. Once ListTasks is
+measured, the caller that holds them (its tasks, their events, the \`messageId\`s it accepted) and a fresh
+caller take turns in the same workerd, in ${int(c.long?.rounds ?? c.rounds)} alternating rounds (large, fresh; fresh, large; …):
+per round and caller, a share of ${int(c.long?.sequential ?? 0)} turns one at a time, then a share of ${int(c.long?.turns ?? 0)}
+with ${c.long?.concurrency ?? 4} open at a time (one caller, so one Durable Object, takes them all); then a verified
+\`GetTask\` of one of each caller's tasks and the static card route, ${int(c.long?.n ?? 0)} requests per kind in
+alternating blocks. **÷ fresh** near 1.00× is flat. The floor's 16 callers each holding ${int(c.largeTasks)} tasks
+would take hours to seed, so a fresh caller of the floor worker takes its own share of turns at rest in
+each round too, and the large caller's at-rest p50 is divided by its p50: the issue's at-rest target, for
+a caller that holds them, against the floor measured alongside.
+
 ### Fresh workerd processes, tmpfs, no trace collector
 
 Locally, every Workflow instance is a Durable Object with its own SQLite file, and workerd
@@ -610,6 +680,9 @@ section as it is, \`npm run bench -- --only conversations\` runs them alone (\`B
 | \`BENCH_FLOOR_SEQUENTIAL\` | 120 (smoke 16) | floor comparison: turns at rest (one at a time) a side |
 | \`BENCH_FLOOR_N\` | 1000 (smoke 200) | floor comparison: card and GetTask requests per kind and side |
 | \`BENCH_FLOOR_WARMUP\` | 100 (smoke 20) | floor comparison: warm-up requests per kind |
+| \`BENCH_LONG_SEQUENTIAL\` | 120 | long run: turns at rest per caller |
+| \`BENCH_LONG_TURNS\` | 200 | long run: turns per caller with \`BENCH_TURN_CONCURRENCY\` open |
+| \`BENCH_LONG_N\` | 1000 | long run: GetTask and card requests per kind |
 
 For a quick check: \`BENCH_N=300 BENCH_SEQ_N=100 BENCH_LIST_N=50 BENCH_TURNS=60 BENCH_TURNS_SEQUENTIAL=30 BENCH_LARGE_TASKS=1000 npm run bench\`
 (it rewrites this README too).
