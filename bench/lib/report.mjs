@@ -591,6 +591,11 @@ Workflows engine, so at rest SendMessage → push comes to about the Worker's wo
 the same few milliseconds on both sides (loopback, the proxy); under load, turns/s is bounded by the
 CPU of all three processes over this machine's two cores.
 
+The ratios move from run to run by about ±0.1×, more than most single changes do. Two \`--only floor\`
+runs back to back on 2026-12-03 gave turns/s 0.50× at commit 66440cc and 0.53× at 490331d, and at rest
+1.82× and 1.56×: the floor itself spent 8.8 and 10.1 ms of the Worker's workerd per turn, the project 17.3
+and 18.5. Compare commits in runs made alongside each other, not across READMEs.
+
 ### Long run
 
 Issue 19 asks for the turn figures to hold for a caller with ${int(c.largeTasks)} tasks. Once ListTasks is
