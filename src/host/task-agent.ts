@@ -362,7 +362,6 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     return accepted(shapeTask(taskOf(row), { historyLength: query.historyLength, includeArtifacts: true }));
   }
 
-  /** Cancels a task that is not terminal; its turn stops at the next step and announces `canceled`. */
   /**
    * Cancels a task that is not terminal, and stops its work: the running
    * round's model call and tools are aborted, a wait for a human ends, and
