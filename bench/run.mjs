@@ -13,7 +13,7 @@ import { startGatekeeper } from "./lib/gatekeeper.mjs";
 import { createHost } from "./lib/host.mjs";
 import { compare, runPool } from "./lib/load.mjs";
 import { floorTurnsNeeded, measureFloor } from "./lib/floor.mjs";
-import { longRunTurnsNeeded, measureLongRun } from "./lib/long-run.mjs";
+import { longRunFloorTurnsNeeded, longRunTurnsNeeded, measureLongRun } from "./lib/long-run.mjs";
 import { describeMachine } from "./lib/machine.mjs";
 import { saveProfile, startProfile } from "./lib/profile.mjs";
 import { sleep } from "./lib/net.mjs";
@@ -342,7 +342,7 @@ async function measureList({ host, gatekeeper, tally, config, deadline, floorSid
     config: config.long,
     deadline,
     floor: floorSide,
-    settle: (side, maxMs) => settleTurns(side.host, side.gatekeeper, maxMs, deadline),
+    settle: (sideHost, sideGatekeeper, maxMs) => settleTurns(sideHost, sideGatekeeper, maxMs, deadline),
     say,
   });
   return {
@@ -376,6 +376,7 @@ async function measureMain({ host, gatekeeper, config, deadline, floorSides }) {
   const floor = floorSides ? await runFloor(floorSides, config, deadline) : undefined;
   const { list, seeding, longRun } = await measureList({ host, gatekeeper, tally, config, deadline, floorSide: floorSides?.floor });
   assertNoReload(host);
+  if (floorSides) assertNoReload(floorSides.floor.host);
   turnPhase.stopWatching();
   return { edge, turns: turnPhase.batches, floor, list, seeding, longRun, tally };
 }
@@ -411,7 +412,7 @@ async function startFloor(config, cleanups) {
     stateDir: config.stateDir,
     turnsPerWorker: config.turnsPerWorker,
     // The long run's floor caller takes its at-rest share too.
-    expectedTurns: floorTurnsNeeded(config.floor) + config.long.warmup + config.long.sequential,
+    expectedTurns: floorTurnsNeeded(config.floor) + longRunFloorTurnsNeeded(config.long),
     vars: { GATEKEEPER_ORIGINS: JSON.stringify([gatekeeper.origin]), OPENAI_BASE_URL: gatekeeper.modelBaseUrl, OPENAI_MODEL: "bench" },
     secrets: { A2A_SIGNING_KEY: await signingKeyJson(), OPENAI_API_KEY: "bench" },
   });

@@ -15,6 +15,26 @@ export const FLOOR_TARGETS = { turnsPerS: 0.8, sendToPushP50: 1.3, getTaskOverCa
 /** Turns each side needs in one workerd for a floor measurement of `config`. */
 export const floorTurnsNeeded = (config) => 1 + 2 * config.callers + config.turns + config.sequential;
 
+/** Round `round`'s share of `total` turns split over `rounds`: the first rounds take the remainder. */
+export const roundShare = (total, rounds, round) => Math.floor(total / rounds) + (round < total % rounds ? 1 : 0);
+
+/** The late model calls and pushes of batches, from their watchers' `stop` (lib/turns.mjs). */
+export const sumLate = (watchers) =>
+  watchers.map((stop) => stop()).reduce((a, b) => ({ modelCalls: a.modelCalls + b.modelCalls, pushes: a.pushes + b.pushes }), { modelCalls: 0, pushes: 0 });
+
+/**
+ * A fresh workerd for `side` when `needed` more turns do not fit in its open
+ * files (lib/host.mjs), once its turns have settled; more than any one
+ * process can run is an error, not a failure halfway through.
+ */
+export async function ensureTurnRoom({ host, gatekeeper }, needed, { settle, say, label }) {
+  if (needed > host.turnBudget) throw new Error(`${label}: ${needed} turns do not fit in one workerd (${host.turnBudget}, see lib/host.mjs)`);
+  if (host.turnRoom() >= needed) return;
+  say(`${label}: a fresh workerd first (its open files have no room for ${needed} more turns)`);
+  await settle(host, gatekeeper, 300_000);
+  await host.restart();
+}
+
 /**
  * Measures both sides. `sides` are `{ project, floor }`, each `{ host, gatekeeper }`
  * (a gatekeeper of its own each: its counts and pushes are that side's alone);
@@ -30,11 +50,7 @@ export async function measureFloor({ sides, config, deadline, settle, say, profi
   const setup = {};
   for (const name of names) {
     const { host, gatekeeper } = sides[name];
-    if (host.turnRoom() < floorTurnsNeeded(config)) {
-      say(`Floor: a fresh ${name} workerd first (its open files have no room for ${floorTurnsNeeded(config)} more turns)`);
-      await settle(host, gatekeeper, 300_000);
-      await host.restart();
-    }
+    await ensureTurnRoom(sides[name], floorTurnsNeeded(config), { settle, say, label: `Floor, ${name}` });
     const callers = await Promise.all(Array.from({ length: config.callers }, (_, i) => host.callerFor(`bench-floor-${run}-${i}`)));
     const atRest = await host.callerFor(`bench-floor-${run}-rest`);
     const common = { gatekeeper, workerOrigin: host.origin, deadline };
@@ -51,7 +67,7 @@ export async function measureFloor({ sides, config, deadline, settle, say, profi
   /** Per side: CPU seconds its wrangler dev spent by process over its measured turns (null off Linux). */
   const cpu = { project: null, floor: null };
   const watchers = [];
-  const share = (total, round) => Math.floor(total / config.rounds) + (round < total % config.rounds ? 1 : 0);
+  const share = (total, round) => roundShare(total, config.rounds, round);
   for (let round = 0; round < config.rounds; round++) {
     const order = round % 2 === 0 ? names : [...names].reverse();
     say(`Floor: round ${round + 1} of ${config.rounds} (${order.join(", ")})`);
@@ -70,7 +86,7 @@ export async function measureFloor({ sides, config, deadline, settle, say, profi
       watchers.push(loaded.stop, rest.stop);
     }
   }
-  const late = watchers.map((stop) => stop()).reduce((a, b) => ({ modelCalls: a.modelCalls + b.modelCalls, pushes: a.pushes + b.pushes }));
+  const late = sumLate(watchers);
 
   for (const name of names) await settle(sides[name].host, sides[name].gatekeeper, 60_000);
   // Each side's card and GetTask, all four kinds in alternating blocks.

@@ -82,11 +82,35 @@ const CPU_LABELS = {
   wrangler: "… wrangler itself (Node)",
 };
 
+const f1 = (v) => (Number.isFinite(v) ? v.toFixed(1) : "n/a");
+
+/** One merged batch's checks (lib/floor.mjs `mergeTurns`), as a clause of a table's note. */
+function batchChecks(label, t) {
+  const x = t.checks;
+  const calls = Object.entries(x.modelCallsPerTurn)
+    .map(([n, turns]) => `${int(turns)} × ${n}`)
+    .join(", ");
+  return `${label}: ${int(x.pushed)} of ${int(t.turns)} pushed, ${x.missing} missing, ${x.duplicatePushes} duplicate(s), ${x.problems} failed a check, model calls per turn ${calls}, ${x.callbackTokens.verified} of ${x.callbackTokens.distinct} callback JWT(s) verified`;
+}
+
+/** A warning for each merged batch that lacked a push, had more than one, failed a check, or did not make exactly one model call a turn. */
+function batchWarnings(prefix, batches) {
+  const out = [];
+  for (const [label, t] of batches) {
+    const c = t.checks;
+    const otherCalls = Object.entries(c.modelCallsPerTurn).filter(([n]) => Number(n) !== 1);
+    if (c.missing > 0 || c.duplicatePushes > 0 || c.problems > 0 || otherCalls.length > 0)
+      out.push(
+        `${prefix}, ${label}: ${c.missing} turn(s) got no push, ${c.duplicatePushes} duplicate push(es), ${c.problems} failed a check${otherCalls.length ? `, model calls per turn ${otherCalls.map(([n, turns]) => `${turns} × ${n}`).join(", ")}` : ""}${c.firstProblems[0] ? `, e.g. ${c.firstProblems[0]}` : ""}.`,
+      );
+  }
+  return out;
+}
+
 /** The floor comparison (lib/floor.mjs): project, floor, project ÷ floor, and the issue's target where it sets one. */
 function floorSection(f) {
   const { project: p, floor: w, ratios: q, config: c } = f;
   const row = (label, pv, wv, r, fmt, target = "") => [label, fmt(pv), fmt(wv), times(r), target];
-  const f1 = (v) => (Number.isFinite(v) ? v.toFixed(1) : "n/a");
   const rows = [
     row(
       `turns/s, ${c.callers} callers, ${c.callers} open at a time`,
@@ -122,17 +146,7 @@ function floorSection(f) {
       ? Object.entries(CPU_LABELS).map(([role, label]) => row(label, p.cpuPerTurn[role], w.cpuPerTurn[role], q.cpuPerTurn[role], ms))
       : []),
   ];
-  const checks = (name, side) =>
-    ["loaded", "atRest"]
-      .map((k) => {
-        const t = side[k];
-        const x = t.checks;
-        const calls = Object.entries(x.modelCallsPerTurn)
-          .map(([n, turns]) => `${int(turns)} × ${n}`)
-          .join(", ");
-        return `${name} ${k === "loaded" ? `${c.callers} open` : "at rest"}: ${int(x.pushed)} of ${int(t.turns)} pushed, ${x.missing} missing, ${x.duplicatePushes} duplicate(s), ${x.problems} failed a check, model calls per turn ${calls}, ${x.callbackTokens.verified} of ${x.callbackTokens.distinct} callback JWT(s) verified`;
-      })
-      .join("; ");
+  const checks = (name, side) => [batchChecks(`${name} ${c.callers} open`, side.loaded), batchChecks(`${name} at rest`, side.atRest)].join("; ");
   return {
     title: `Floor: the project ÷ the floor worker (bench/floor/), ${int(c.turns)} turns from ${c.callers} callers and ${int(c.sequential)} at rest a side, ${int(c.n)} requests per edge kind, in ${c.rounds} alternating rounds`,
     headers: ["", "project", "floor", "project ÷ floor", "target"],
@@ -143,72 +157,75 @@ function floorSection(f) {
 
 /** A floor comparison's turns that lacked a push, had more than one, or failed a check. */
 function floorWarnings(floor) {
-  const out = [];
-  for (const [name, side] of Object.entries({ project: floor.project, floor: floor.floor })) {
-    for (const t of [side.loaded, side.atRest]) {
-      const c = t.checks;
-      if (c.missing > 0 || c.duplicatePushes > 0 || c.problems > 0)
-        out.push(
-          `floor comparison, ${name}: ${c.missing} turn(s) got no push, ${c.duplicatePushes} duplicate push(es), ${c.problems} failed a check${c.firstProblems[0] ? `, e.g. ${c.firstProblems[0]}` : ""}.`,
-        );
-    }
-  }
-  return out;
+  return batchWarnings("floor comparison", [
+    ["project loaded", floor.project.loaded],
+    ["project at rest", floor.project.atRest],
+    ["floor loaded", floor.floor.loaded],
+    ["floor at rest", floor.floor.atRest],
+  ]);
 }
 
 /**
  * The long run (lib/long-run.mjs): the caller holding the seeded tasks against
- * a fresh caller in the same workerd, and, where the floor comparison ran,
- * the large caller's at-rest figure over the floor's.
+ * a fresh caller in the same workerd, and, where the floor worker ran, the
+ * large caller's at-rest p50 over the floor's measured in the same rounds.
  */
 function longRunSection(l) {
   const { large: a, fresh: b, ratios: q, config: c } = l;
-  const f1 = (v) => (Number.isFinite(v) ? v.toFixed(1) : "n/a");
-  const row = (label, av, bv, r, fmt, overFloor = "") => [label, fmt(av), fmt(bv), times(r), overFloor];
   const overFloor = q.overFloorSendToPushP50;
-  const floorCell = Number.isFinite(overFloor) ? `${times(overFloor)} (${against(overFloor, FLOOR_TARGETS.sendToPushP50, false)})` : "";
+  const withFloor = Number.isFinite(overFloor);
+  const row = (label, av, bv, r, fmt, last = "") => [label, fmt(av), fmt(bv), times(r), ...(withFloor ? [last] : [])];
   const rows = [
-    row("SendMessage → push p50 ms, at rest (one at a time)", a.atRest.sendToPush.p50, b.atRest.sendToPush.p50, q.sendToPushP50, ms, floorCell),
+    row(
+      "SendMessage → push p50 ms, at rest (one at a time)",
+      a.atRest.sendToPush.p50,
+      b.atRest.sendToPush.p50,
+      q.sendToPushP50,
+      ms,
+      withFloor ? `${times(overFloor)} (${against(overFloor, FLOOR_TARGETS.sendToPushP50, false)})` : "",
+    ),
     row("SendMessage → push p95 ms, at rest", a.atRest.sendToPush.p95, b.atRest.sendToPush.p95, q.sendToPushP95, ms),
     row("accept p50 ms, at rest", a.atRest.accept.p50, b.atRest.accept.p50, q.acceptP50, ms),
     row(`turns/s, one caller, ${c.concurrency} open at a time`, a.open.turnsPerS, b.open.turnsPerS, q.openTurnsPerS, f1),
     row(`SendMessage → push p50 ms, ${c.concurrency} open`, a.open.sendToPush.p50, b.open.sendToPush.p50, q.openSendToPushP50, ms),
     row(`GetTask req/s, concurrency ${c.getTaskConcurrency}`, a.getTask.rps, b.getTask.rps, q.getTaskRps, rate),
     row("GetTask p50 ms", a.getTask.p50, b.getTask.p50, q.getTaskP50, ms),
-    [
-      "GetTask ÷ card, req/s",
-      times(a.getTaskOverCard),
-      times(b.getTaskOverCard),
-      times(a.getTaskOverCard / b.getTaskOverCard),
-      against(a.getTaskOverCard, FLOOR_TARGETS.getTaskOverCard, true),
-    ],
+    row(
+      `GetTask ÷ card, req/s; issue 19's target for the large caller ${against(a.getTaskOverCard, FLOOR_TARGETS.getTaskOverCard, true)}`,
+      a.getTaskOverCard,
+      b.getTaskOverCard,
+      q.getTaskOverCard,
+      times,
+    ),
   ];
-  const checks = (name, side) =>
-    ["atRest", "open"]
-      .map((k) => {
-        const x = side[k].checks;
-        return `${name} ${k === "open" ? `${c.concurrency} open` : "at rest"}: ${int(x.pushed)} of ${int(side[k].turns)} pushed, ${x.missing} missing, ${x.duplicatePushes} duplicate(s), ${x.problems} failed a check`;
-      })
-      .join("; ");
+  const tasks = `${int(l.tasks)} tasks`;
+  const checks = [
+    batchChecks(`${tasks} at rest`, a.atRest),
+    batchChecks(`${tasks} ${c.concurrency} open`, a.open),
+    batchChecks("fresh at rest", b.atRest),
+    batchChecks(`fresh ${c.concurrency} open`, b.open),
+    ...(l.floorAtRest ? [batchChecks("floor at rest", l.floorAtRest)] : []),
+  ].join("; ");
+  const floorNote = withFloor
+    ? ` The last column divides the large caller's at-rest p50 by that of a fresh caller of the floor worker, at rest in the same rounds (p50 ${ms(l.floorAtRest.sendToPush.p50)} ms), with issue 19's target for SendMessage → push at rest.`
+    : "";
   return {
-    title: `Long run: the caller holding ${int(l.tasks)} tasks ÷ a fresh caller, same workerd, ${int(c.sequential)} turns at rest and ${int(c.turns)} with ${c.concurrency} open a side, ${int(c.n)} GetTask per caller, in ${c.rounds} alternating rounds`,
-    headers: ["", `${int(l.tasks)} tasks`, "fresh", `${int(l.tasks)} ÷ fresh`, l.floorAtRest ? `${int(l.tasks)} tasks ÷ floor (target)` : ""],
+    title: `Long run: the caller holding ${tasks} ÷ a fresh caller, same workerd, ${int(c.sequential)} turns at rest and ${int(c.turns)} with ${c.concurrency} open a caller, ${int(c.n)} GetTask per caller, in ${c.rounds} alternating rounds`,
+    headers: ["", tasks, "fresh", `${int(l.tasks)} ÷ fresh`, ...(withFloor ? [`${tasks} ÷ floor, at rest`] : [])],
     rows,
-    note: `Checks: ${checks(`${int(l.tasks)} tasks`, a)}; ${checks("fresh", b)}; later, ${l.late.pushes} more push(es) and ${l.late.modelCalls} model call(s) of measured turns.${l.floorAtRest ? ` The last column divides by the floor worker's at-rest p50 in the same rounds (a fresh caller of its own: p50 ${ms(l.floorAtRest.sendToPush.p50)} ms, ${int(l.floorAtRest.checks.pushed)} of ${int(l.floorAtRest.turns)} pushed)` : ""}; the GetTask row's target is issue 19's for the project's GetTask ÷ card.`,
+    note: `Checks: ${checks}; later, ${l.late.pushes} more push(es) and ${l.late.modelCalls} model call(s) of measured turns.${floorNote}`,
   };
 }
 
 /** A long run's turns that lacked a push, had more than one, or failed a check. */
 function longRunWarnings(l) {
-  const out = [];
-  for (const [name, side] of Object.entries({ large: l.large, fresh: l.fresh, floor: { atRest: l.floorAtRest } })) {
-    for (const t of [side.atRest, side.open].filter(Boolean)) {
-      const c = t.checks;
-      if (c.missing > 0 || c.duplicatePushes > 0 || c.problems > 0)
-        out.push(`long run, ${name} caller: ${c.missing} turn(s) got no push, ${c.duplicatePushes} duplicate push(es), ${c.problems} failed a check.`);
-    }
-  }
-  return out;
+  return batchWarnings("long run", [
+    ["large caller at rest", l.large.atRest],
+    ["large caller open", l.large.open],
+    ["fresh caller at rest", l.fresh.atRest],
+    ["fresh caller open", l.fresh.open],
+    ...(l.floorAtRest ? [["floor at rest", l.floorAtRest]] : []),
+  ]);
 }
 
 /** The floor comparison alone (`--only floor`, `--smoke`), for stdout. */
@@ -604,10 +621,15 @@ caller take turns in the same workerd, in ${int(c.long?.rounds ?? c.rounds)} alt
 per round and caller, a share of ${int(c.long?.sequential ?? 0)} turns one at a time, then a share of ${int(c.long?.turns ?? 0)}
 with ${c.long?.concurrency ?? 4} open at a time (one caller, so one Durable Object, takes them all); then a verified
 \`GetTask\` of one of each caller's tasks and the static card route, ${int(c.long?.n ?? 0)} requests per kind in
-alternating blocks. **÷ fresh** near 1.00× is flat. The floor's 16 callers each holding ${int(c.largeTasks)} tasks
-would take hours to seed, so a fresh caller of the floor worker takes its own share of turns at rest in
-each round too, and the large caller's at-rest p50 is divided by its p50: the issue's at-rest target, for
-a caller that holds them, against the floor measured alongside.
+alternating blocks. **÷ fresh** near 1.00× is flat.${
+    r.longRun?.floorAtRest
+      ? ` Seeding the floor's ${int(c.floor?.callers ?? 16)} callers with ${int(c.largeTasks)} tasks each
+would take hours, so a fresh caller of the floor worker takes its own share of turns at rest in
+every round instead (last in odd-numbered rounds, first in even-numbered ones, each time once the project's turns
+have settled), and the large caller's at-rest p50 is divided by its p50: the issue's at-rest target, for
+a caller that holds them, against the floor measured alongside.`
+      : ""
+  }
 
 ### Fresh workerd processes, tmpfs, no trace collector
 
