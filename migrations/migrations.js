@@ -9,6 +9,7 @@ import m0006 from './0006_conversations.sql';
 import m0007 from './0007_task_events.sql';
 import m0008 from './0008_delivery.sql';
 import m0009 from './0009_usage.sql';
+import m0010 from './0010_task_totals.sql';
 
   export default {
     journal,
@@ -22,7 +23,8 @@ m0005,
 m0006,
 m0007,
 m0008,
-m0009
+m0009,
+m0010
     }
   }
   

@@ -212,6 +212,45 @@ describe("ListTasks (A2A §3.1.4)", () => {
     expect([...stamps].sort().reverse()).toEqual(stamps);
   });
 
+  it("keeps its totals in a row per state, and a context whose tasks are gone keeps no count rows", async () => {
+    const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
+    const seen = await runInDurableObject(stub, (_instance, state) => {
+      const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
+      const sql = state.storage.sql;
+      // One context per task, as a caller that never continues a conversation has them.
+      for (let i = 0; i < 30; i++) {
+        const id = `t${i}`;
+        db.tasks.insert({ id, state: "TASK_STATE_SUBMITTED", statusAt: i, json: "{}", messageId: `m${i}`, contextId: `c${i}` });
+        if (i % 3 === 0) continue;
+        db.tasks.write({ id, state: "TASK_STATE_WORKING", statusAt: i, json: "{}" });
+        if (i % 3 === 1) db.tasks.write({ id, state: "TASK_STATE_COMPLETED", statusAt: i, json: "{}" });
+      }
+      // The oldest finished tasks go (t1, t4, …, t13: five of the ten completed).
+      const deleted = db.tasks.deleteFinished(14, 100, 0).tasks;
+      const byState = (rows: { state: string; n: number }[]) => Object.fromEntries(rows.filter((r) => r.n !== 0).map((r) => [r.state, r.n]));
+      const totals = byState(sql.exec<{ state: string; n: number }>("select state, n from task_totals").toArray());
+      const counted = byState(sql.exec<{ state: string; n: number }>("select state, count(*) as n from tasks group by state").toArray());
+      const orphanRows = sql.exec<{ n: number }>("select count(*) as n from task_counts where context_id not in (select context_id from tasks)").one().n;
+      const negative = sql.exec<{ n: number }>("select count(*) as n from task_counts where n < 0").one().n;
+      const page = (query: { state?: string; contextId?: string }) => {
+        const found = db.tasks.page({ limit: 5, ...query });
+        return found.kind === "page" ? found.total : -1;
+      };
+      const before = { all: page({}), working: page({ state: "TASK_STATE_WORKING" }), context: page({ contextId: "c2" }) };
+      // The total over every context reads the per-state rows: the per-context ones can be as many as the contexts.
+      sql.exec("delete from task_counts");
+      const withoutCounts = { all: page({}), completed: page({ state: "TASK_STATE_COMPLETED" }) };
+      return { deleted, totals, counted, orphanRows, negative, before, withoutCounts };
+    });
+    expect(seen.deleted).toBe(5);
+    expect(seen.counted).toEqual({ TASK_STATE_SUBMITTED: 10, TASK_STATE_WORKING: 10, TASK_STATE_COMPLETED: 5 });
+    expect(seen.totals).toEqual(seen.counted);
+    expect(seen.orphanRows).toBe(0);
+    expect(seen.negative).toBe(0);
+    expect(seen.before).toEqual({ all: 25, working: 10, context: 1 });
+    expect(seen.withoutCounts).toEqual({ all: 25, completed: 5 });
+  });
+
   it("ends with an empty nextPageToken", async () => {
     const agent = freshAgent();
     for (let i = 0; i < 3; i++) await begin(agent);

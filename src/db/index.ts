@@ -13,6 +13,7 @@ export {
   rounds,
   subtasks,
   taskCounts,
+  taskTotals,
   tasks,
   toolCalls,
   turns,

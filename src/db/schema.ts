@@ -42,7 +42,9 @@ export const acceptedMessages = sqliteTable(
 
 /**
  * How many tasks each (context, state) holds, kept by triggers on `tasks`
- * (migrations/0005): ListTasks' total is a sum over these rows, not a scan.
+ * (migrations/0005, 0010): ListTasks' total for a context is a sum over its
+ * rows, not a scan. A row that falls to 0 is deleted, so a context holds a row
+ * per state it has tasks in.
  */
 export const taskCounts = sqliteTable(
   "task_counts",
@@ -53,6 +55,16 @@ export const taskCounts = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.contextId, t.state] })],
 );
+
+/**
+ * How many tasks each state holds over every context, kept by the same
+ * triggers (migrations/0010): ListTasks' total without a context is a sum over
+ * a row per state, however many contexts the caller has.
+ */
+export const taskTotals = sqliteTable("task_totals", {
+  state: text("state").primaryKey(),
+  n: integer("n").notNull(),
+});
 
 /** Push configs per task (A2A §9: a task may have several, each gets every push). */
 export const pushConfigs = sqliteTable(

@@ -3,7 +3,20 @@ import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { idSlices } from "./id-slices.js";
 import { decodeCursor, encodeCursor } from "./list-cursor.js";
 import { onFirstUse } from "./on-first-use.js";
-import { acceptedMessages, hitlRequests, pushConfigs, redeliveries, rounds, subtasks, taskCounts, taskEvents, tasks, toolCalls, turns } from "./schema.js";
+import {
+  acceptedMessages,
+  hitlRequests,
+  pushConfigs,
+  redeliveries,
+  rounds,
+  subtasks,
+  taskCounts,
+  taskEvents,
+  taskTotals,
+  tasks,
+  toolCalls,
+  turns,
+} from "./schema.js";
 
 export type TaskRow = typeof tasks.$inferSelect;
 
@@ -193,16 +206,26 @@ export class TaskStore {
     };
   }
 
-  /** The filters' total: a sum over the trigger-kept counts, unless a time filter needs the index. */
+  /**
+   * The filters' total: a sum over the trigger-kept counts (a context's rows,
+   * or a row per state without one), unless a time filter needs the index.
+   */
   #total(query: TaskPageQuery, where: SQL | undefined): number {
     if (query.statusAfter !== undefined) return this.db.select({ n: count() }).from(tasks).where(where).get()?.n ?? 0;
-    const filters: SQL[] = [];
-    if (query.contextId) filters.push(eq(taskCounts.contextId, query.contextId));
+    if (!query.contextId) {
+      const all = this.db
+        .select({ n: sum(taskTotals.n) })
+        .from(taskTotals)
+        .where(query.state === undefined ? undefined : eq(taskTotals.state, query.state))
+        .get()?.n;
+      return Number(all ?? 0);
+    }
+    const filters: SQL[] = [eq(taskCounts.contextId, query.contextId)];
     if (query.state !== undefined) filters.push(eq(taskCounts.state, query.state));
     const total = this.db
       .select({ n: sum(taskCounts.n) })
       .from(taskCounts)
-      .where(filters.length ? and(...filters) : undefined)
+      .where(and(...filters))
       .get()?.n;
     return Number(total ?? 0);
   }
