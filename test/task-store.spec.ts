@@ -251,6 +251,43 @@ describe("ListTasks (A2A §3.1.4)", () => {
     expect(seen.withoutCounts).toEqual({ all: 25, completed: 5 });
   });
 
+  it("an object from before migration 0010 gets its totals from its tasks, and loses its count rows at 0", async () => {
+    const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
+    const seen = await runInDurableObject(stub, async (_instance, state) => {
+      const sql = state.storage.sql;
+      // Back to 0009: 0010's table and triggers gone, 0005's delete trigger back, 0010's record forgotten.
+      for (const trigger of ["task_totals_insert", "task_totals_update", "task_totals_delete", "task_counts_delete"]) sql.exec(`DROP TRIGGER ${trigger}`);
+      sql.exec("DROP TABLE task_totals");
+      sql.exec(
+        "CREATE TRIGGER task_counts_delete AFTER DELETE ON tasks BEGIN UPDATE task_counts SET n = n - 1 WHERE context_id = OLD.context_id AND state = OLD.state; END",
+      );
+      sql.exec("DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)");
+      const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
+      for (let i = 0; i < 6; i++) {
+        const id = `t${i}`;
+        db.tasks.insert({ id, state: "TASK_STATE_SUBMITTED", statusAt: i, json: "{}", messageId: `m${i}`, contextId: `c${i}` });
+        db.tasks.write({ id, state: "TASK_STATE_WORKING", statusAt: i, json: "{}" });
+        if (i < 4) db.tasks.write({ id, state: "TASK_STATE_COMPLETED", statusAt: i, json: "{}" });
+      }
+      const zeroRows = () => sql.exec<{ n: number }>("select count(*) as n from task_counts where n = 0").one().n;
+      const before = zeroRows();
+      await db.migrate();
+      const totals = Object.fromEntries(
+        sql
+          .exec<{ state: string; n: number }>("select state, n from task_totals where n != 0")
+          .toArray()
+          .map((r) => [r.state, r.n]),
+      );
+      const page = db.tasks.page({ limit: 5, state: "TASK_STATE_COMPLETED" });
+      return { before, after: zeroRows(), totals, completed: page.kind === "page" ? page.total : -1 };
+    });
+    // Six contexts left a row at 0 for submitted, and the four completed ones another for working.
+    expect(seen.before).toBe(10);
+    expect(seen.after).toBe(0);
+    expect(seen.totals).toEqual({ TASK_STATE_WORKING: 2, TASK_STATE_COMPLETED: 4 });
+    expect(seen.completed).toBe(4);
+  });
+
   it("ends with an empty nextPageToken", async () => {
     const agent = freshAgent();
     for (let i = 0; i < 3; i++) await begin(agent);
