@@ -155,7 +155,7 @@ function floorSection(f) {
   };
 }
 
-/** A floor comparison's turns that lacked a push, had more than one, or failed a check. */
+/** The floor comparison's batches that `batchWarnings` warns of. */
 function floorWarnings(floor) {
   return batchWarnings("floor comparison", [
     ["project loaded", floor.project.loaded],
@@ -217,7 +217,7 @@ function longRunSection(l) {
   };
 }
 
-/** A long run's turns that lacked a push, had more than one, or failed a check. */
+/** The long run's batches that `batchWarnings` warns of. */
 function longRunWarnings(l) {
   return batchWarnings("long run", [
     ["large caller at rest", l.large.atRest],

@@ -43,8 +43,9 @@ export const acceptedMessages = sqliteTable(
 /**
  * How many tasks each (context, state) holds, kept by triggers on `tasks`
  * (migrations/0005, 0010): ListTasks' total for a context is a sum over its
- * rows, not a scan. A row that falls to 0 is deleted, so a context holds a row
- * per state it has tasks in.
+ * rows, not a scan. A row at 0 (a state its tasks passed through) stays until
+ * one of the context's tasks is deleted, so a context holds at most a row per
+ * state, and one whose tasks are all gone holds none.
  */
 export const taskCounts = sqliteTable(
   "task_counts",
