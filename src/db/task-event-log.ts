@@ -28,24 +28,21 @@ export class TaskEventLog {
       .where(eq(taskEvents.taskId, taskId))
       .prepare(),
   );
-  // One statement: the next `seq` is read and taken together (an aggregate without `group by` yields its one row even for a task with no events).
+  // One statement: the next `seq` is read inside the insert's values (a scalar
+  // subquery, not `insert … select`, which SQLite runs through a temporary table
+  // when it reads the table it writes). Only the new numbers come back: the
+  // caller holds the rest of the row.
   readonly #append = onFirstUse(() =>
     this.db
       .insert(taskEvents)
-      .select(
-        this.db
-          .select({
-            id: sql<number | null>`null`.as("id"),
-            taskId: sql<string>`${taskId}`.as("task_id"),
-            seq: sql<number>`coalesce(max(${taskEvents.seq}), 0) + 1`.as("seq"),
-            kind: sql<string>`${sql.placeholder("kind")}`.as("kind"),
-            eventJson: sql<string>`${sql.placeholder("eventJson")}`.as("event_json"),
-            createdAt: sql<number>`${sql.placeholder("createdAt")}`.as("created_at"),
-          })
-          .from(taskEvents)
-          .where(eq(taskEvents.taskId, taskId)),
-      )
-      .returning()
+      .values({
+        taskId,
+        seq: sql`(select coalesce(max(${taskEvents.seq}), 0) + 1 from ${taskEvents} where ${taskEvents.taskId} = ${taskId})`,
+        kind: sql.placeholder("kind"),
+        eventJson: sql.placeholder("eventJson"),
+        createdAt: sql.placeholder("createdAt"),
+      })
+      .returning({ id: taskEvents.id, seq: taskEvents.seq })
       .prepare(),
   );
   readonly #after = onFirstUse(() =>
@@ -53,6 +50,14 @@ export class TaskEventLog {
       .select()
       .from(taskEvents)
       .where(and(eq(taskEvents.taskId, taskId), gt(taskEvents.seq, sql.placeholder("seq"))))
+      .orderBy(asc(taskEvents.seq))
+      .prepare(),
+  );
+  readonly #ofKind = onFirstUse(() =>
+    this.db
+      .select()
+      .from(taskEvents)
+      .where(and(eq(taskEvents.taskId, taskId), eq(taskEvents.kind, sql.placeholder("kind"))))
       .orderBy(asc(taskEvents.seq))
       .prepare(),
   );
@@ -79,7 +84,9 @@ export class TaskEventLog {
    * append can take the same number.
    */
   append(taskId: string, event: NewTaskEvent): TaskEventRow {
-    return this.#append().get({ taskId, kind: event.kind, eventJson: event.json, createdAt: this.now() });
+    const createdAt = this.now();
+    const { id, seq } = this.#append().get({ taskId, kind: event.kind, eventJson: event.json, createdAt })!;
+    return { id, taskId, seq, kind: event.kind, eventJson: event.json, createdAt };
   }
 
   /** The task's last `seq`; 0 before its first event. */
@@ -90,6 +97,11 @@ export class TaskEventLog {
   /** The task's events after `seq`, in order. */
   after(taskId: string, seq: number): TaskEventRow[] {
     return this.#after().all({ taskId, seq });
+  }
+
+  /** The task's events of `kind`, in order (a terminal write folds the artifacts without reading every status). */
+  ofKind(taskId: string, kind: NewTaskEvent["kind"]): TaskEventRow[] {
+    return this.#ofKind().all({ taskId, kind });
   }
 
   /** The task's event `seq`. */

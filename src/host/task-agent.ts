@@ -765,7 +765,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const now = Date.now();
     // What the turn's tools added joins the answer; its usage as the outcome's record returned it, or read.
     const usage = recorded ?? this.agentDb.usage.ofTurn(row.id);
-    const task = terminalTask(taskOf(row), outcome, now, addedArtifacts(this.agentDb.events.after(row.id, 0)));
+    const task = terminalTask(taskOf(row), outcome, now, addedArtifacts(this.agentDb.events.ofKind(row.id, "artifact")));
     task.metadata = { ...task.metadata, [USAGE_KEY]: usage };
     const written = writeStatus(this.agentDb, task, now);
     if (written.kind !== "written") return written;

@@ -89,7 +89,7 @@ export function addArtifact(
     ...(artifact.metadata ? { metadata: artifact.metadata } : {}),
   };
   const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).byteLength;
-  const before = bytes(addedArtifacts(db.events.after(task.id, 0)));
+  const before = bytes(addedArtifacts(db.events.ofKind(task.id, "artifact")));
   if (before + bytes(shaped) > options.maxBytes) {
     throw new RangeError(`addArtifact: the task's artifacts would take more than ${options.maxBytes} bytes (parts.maxArtifactBytes)`);
   }
