@@ -597,6 +597,18 @@ costs is its line on the log (serialising and printing it), not the events' own 
 \`BENCH_PROFILE\` the sink's share of the profile (about a tenth) is larger than that, likely because the
 profiler's own inspector session receives every line too: trust the ablation over the profile there.
 
+What a line costs is the inspector, not the line. wrangler's CLI always attaches a devtools inspector to
+the Worker's isolate; its programmatic \`unstable_startWorker\` takes \`dev.inspector: false\`, and the CLI
+itself leaves the inspector detached when it believes it runs in a VS Code debug terminal
+(\`VSCODE_INSPECTOR_OPTIONS\` set). In a throw-away Worker that logs six event-sized lines (about 600 bytes
+each) a request, the attached inspector cost about 1 ms of CPU a line over the three processes;
+detached, the same lines, still printed (through workerd's structured logs), cost next to nothing.
+The floor comparison at commit 5547dba with the inspector detached (\`--only floor\` with
+\`VSCODE_INSPECTOR_OPTIONS\` set for the run; not a bench option) gave turns/s 0.63×, SendMessage → push p50
+at rest 1.46×, CPU per turn 21.1 against 13.7 ms (1.54×), the Worker's workerd 15.6 against 9.2 ms (1.70×),
+and the proxy row 0.98×, against 0.55×, 1.62×, 2.03×, 1.77× and 2.60× in the full run at dda98aa above. The
+bench keeps the CLI's default: that is the \`wrangler dev --local\` issue 19 measures on.
+
 A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
 a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc
 every answer was streamed: the Worker's workerd then spent 25.8 ms per turn (the full run at c9647e4),
