@@ -65,7 +65,7 @@ export class ConversationStore {
   readonly #state = onFirstUse(() => this.db.select().from(conversationState).where(eq(conversationState.conversationId, conversationId)).prepare());
   // A turn's window in one statement (run on every round): the summary, the
   // committed tail after what it folded, and the turn's own entries, told apart
-  // by their columns (kind, committed) and put in order by the caller.
+  // by their columns (kind, committed) and put in order by `window`.
   readonly #window = onFirstUse(() => {
     const state = (column: typeof conversationState.summaryEntryId | typeof conversationState.foldedThrough) =>
       sql`(select ${column} from ${conversationState} where ${conversationState.conversationId} = ${conversationId})`;

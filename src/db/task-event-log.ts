@@ -99,7 +99,7 @@ export class TaskEventLog {
     return this.#after().all({ taskId, seq });
   }
 
-  /** The task's events of `kind`, in order (a terminal write folds the artifacts without reading every status). */
+  /** The task's events of `kind`, in order: folding the artifacts gets only their rows back, not every status event's JSON. */
   ofKind(taskId: string, kind: NewTaskEvent["kind"]): TaskEventRow[] {
     return this.#ofKind().all({ taskId, kind });
   }

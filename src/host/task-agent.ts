@@ -422,7 +422,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       const task = shapeTask(taskOf(row), { historyLength: query.historyLength, includeArtifacts: true });
       // A task still being written shows the answer so far.
       if (!terminal) {
-        const written = foldArtifacts(this.agentDb.events.after(query.taskId, 0));
+        const written = foldArtifacts(this.agentDb.events.ofKind(query.taskId, "artifact"));
         if (written.length) task.artifacts = [...(task.artifacts ?? []), ...written];
       }
       const replay = query.afterSeq === undefined ? [] : this.agentDb.events.after(query.taskId, query.afterSeq);
