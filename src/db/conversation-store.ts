@@ -1,6 +1,5 @@
 import { and, asc, desc, eq, gt, lte, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
-import { unionAll } from "drizzle-orm/sqlite-core";
 import { onFirstUse } from "./on-first-use.js";
 import { conversationEntries, conversationState } from "./schema.js";
 
@@ -63,38 +62,16 @@ export class ConversationStore {
       .prepare(),
   );
   readonly #state = onFirstUse(() => this.db.select().from(conversationState).where(eq(conversationState.conversationId, conversationId)).prepare());
-  // A turn's window in one statement (run on every round): the summary, the
-  // committed tail after what it folded, and the turn's own entries, told apart
-  // by their columns (kind, committed) and put in order by `window`.
-  readonly #window = onFirstUse(() => {
-    const state = (column: typeof conversationState.summaryEntryId | typeof conversationState.foldedThrough) =>
-      sql`(select ${column} from ${conversationState} where ${conversationState.conversationId} = ${conversationId})`;
-    const tail = this.db
+  readonly #entry = onFirstUse(() =>
+    this.db
       .select()
       .from(conversationEntries)
-      .where(
-        and(
-          eq(conversationEntries.conversationId, conversationId),
-          eq(conversationEntries.committed, 1),
-          eq(conversationEntries.kind, "message"),
-          gt(conversationEntries.id, sql`coalesce(${state(conversationState.foldedThrough)}, 0)`),
-        ),
-      )
-      .orderBy(desc(conversationEntries.id))
-      .limit(sql.placeholder("limit"))
-      .as("tail");
-    return unionAll(
-      this.db
-        .select()
-        .from(conversationEntries)
-        .where(eq(conversationEntries.id, state(conversationState.summaryEntryId))),
-      this.db.select().from(tail),
-      this.db
-        .select()
-        .from(conversationEntries)
-        .where(and(eq(conversationEntries.taskId, taskId), eq(conversationEntries.committed, 0))),
-    ).prepare();
-  });
+      .where(eq(conversationEntries.id, sql.placeholder("id")))
+      .prepare(),
+  );
+  readonly #newest = onFirstUse(() =>
+    this.db.select().from(conversationEntries).where(unfolded).orderBy(desc(conversationEntries.id)).limit(sql.placeholder("limit")).prepare(),
+  );
   readonly #own = onFirstUse(() =>
     this.db
       .select()
@@ -161,16 +138,12 @@ export class ConversationStore {
    * Bounded reads over an index, however long the conversation grew.
    */
   window(conversationId: string, taskId: string, maxEntries: number): ConversationWindow {
-    const rows = this.#window().all({ conversationId, taskId, limit: maxEntries });
-    let summary: EntryRow | undefined;
-    const committed: EntryRow[] = [];
-    const own: EntryRow[] = [];
-    for (const row of rows) {
-      if (row.kind === "summary") summary = row;
-      else (row.committed ? committed : own).push(row);
-    }
-    const byId = (a: EntryRow, b: EntryRow) => a.id - b.id;
-    return { summary, committed: dropLeadingToolResults(committed.sort(byId)), own: own.sort(byId) };
+    const state = this.#state().get({ conversationId });
+    const summary = state?.summaryEntryId ? this.#entry().get({ id: state.summaryEntryId }) : undefined;
+    const committed = this.#newest()
+      .all({ conversationId, foldedThrough: state?.foldedThrough ?? 0, limit: maxEntries })
+      .reverse();
+    return { summary, committed: dropLeadingToolResults(committed), own: this.own(taskId) };
   }
 
   /** A turn's own, uncommitted entries, oldest first. */
