@@ -606,8 +606,8 @@ detached, the same lines, still printed (through workerd's structured logs), cos
 The floor comparison at commit 5547dba with the inspector detached (\`--only floor\` with
 \`VSCODE_INSPECTOR_OPTIONS\` set for the run; not a bench option) gave turns/s 0.63×, SendMessage → push p50
 at rest 1.46×, CPU per turn 21.1 against 13.7 ms (1.54×), the Worker's workerd 15.6 against 9.2 ms (1.70×),
-and the proxy row 0.98×, against 0.55×, 1.62×, 2.03×, 1.77× and 2.60× in the full run at dda98aa above. The
-bench keeps the CLI's default: that is the \`wrangler dev --local\` issue 19 measures on.
+and the proxy row 0.98×, against 0.55×, 1.62×, 2.03×, 1.77× and 2.60× in the full run at dda98aa, a separate
+run (the tables here may come from a later one). The bench keeps the CLI's default: that is the \`wrangler dev --local\` issue 19 measures on.
 
 A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
 a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc
