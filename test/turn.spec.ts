@@ -272,6 +272,50 @@ describe("no turn is left hanging", () => {
   });
 });
 
+/** The task's turn still open in its object (a delivered turn's record goes): 0 or 1. */
+const openTurns = (caller: { identity: { key: string } }, taskId: string) =>
+  runInDurableObject(
+    agentOf(caller.identity.key),
+    (_i, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM turns WHERE task_id = ?", taskId).one().n,
+  );
+
+describe("the turn's steps", () => {
+  it("a turn that answers is one step: the run step makes the push the terminal write built and closes the turn", async () => {
+    const caller = newCaller();
+    const accepted = await call("SendMessage", sendParams("one step"), { mint: caller });
+    const instance = await onlyInstance();
+    await instance.waitForStatus("complete");
+    expect(await instance.waitForStepResult({ name: "run" })).toMatchObject({
+      ok: true,
+      value: { kind: "pushed", state: "TASK_STATE_COMPLETED", pushed: { closed: true, tried: [{ kind: "delivered", status: 200, closed: true }] } },
+    });
+    expect(harness.outbound.pushes).toHaveLength(1);
+    expect(harness.outbound.pushes[0]!.body.task.id).toBe(accepted.body.result.task.id);
+    expect(await openTurns(caller, accepted.body.result.task.id)).toBe(0);
+  });
+
+  it("a run step an earlier version recorded (its push built, not made) gets that push in a step of its own, and the turn closes", async () => {
+    const body = { task: { id: "as-recorded", contextId: "c-recorded", status: { state: "TASK_STATE_COMPLETED", timestamp: new Date(0).toISOString() } } };
+    const recorded = {
+      kind: "finished",
+      state: "TASK_STATE_COMPLETED",
+      closed: false,
+      push: { seq: 7, body, configs: [{ id: "old-config", config: { url: PUSH_URL, token: "old-token" } }] },
+    };
+    await harness.workflows.modifyAll(async (m) => m.mockStepResult({ name: "run" }, { ok: true, value: recorded }));
+    const caller = newCaller();
+    const task = (await call("SendMessage", sendParams("recorded before a deploy"), { mint: caller })).body.result.task;
+    const instance = await onlyInstance();
+    await instance.waitForStatus("complete");
+    expect(await instance.waitForStepResult({ name: "push old-config 1" })).toMatchObject({ kind: "delivered", status: 200, closed: true });
+    expect(harness.outbound.pushes).toHaveLength(1);
+    const push = harness.outbound.pushes[0]!;
+    expect(push.body).toEqual(body);
+    expect(push.headers.get("x-a2a-notification-token")).toBe("old-token");
+    expect(await openTurns(caller, task.id)).toBe(0);
+  });
+});
+
 describe("push configs", () => {
   it("creates, gets, lists and deletes configs (idempotently), and pushes to every one", async () => {
     const held = heldModel();

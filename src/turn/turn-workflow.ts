@@ -2,13 +2,40 @@ import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type Workflo
 import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
 import { loadSigningKey } from "../a2a/signing-key.js";
 import { isTerminalName } from "../a2a/task-state.js";
-import type { AgentNamespace, DeadLetter, PushConfigJson, PushPlan, PushTargets, StreamEventJson, TurnObject, TurnParams } from "../boundary/index.js";
+import type {
+  AgentNamespace,
+  DeadLetter,
+  PushConfigJson,
+  PushPlan,
+  PushTargets,
+  StreamEventJson,
+  TurnObject,
+  TurnParams,
+  TurnStep,
+  Verdict,
+} from "../boundary/index.js";
 import { retriesAfter, waitAfter } from "./delivery-schedule.js";
 import { deliverPush, type PushAttempt } from "./push-delivery.js";
 import { analyticsSink, jsonLogSink, Telemetry, type AnalyticsDataset } from "../telemetry/index.js";
 
 /** A turn's params and the instance running it. */
 type RunningTurn = TurnParams & { instanceId: string };
+
+/** What came of one push attempt, as its step records it: `at` for the schedule; `closed`: it closed the turn too. */
+type AttemptResult = { kind: PushAttempt["kind"]; status: number; at: number; closed?: boolean };
+type TriedPush = AttemptResult & { configId: string };
+/** The first push to each config, made by the run step that finished the turn. */
+interface FirstPushes {
+  seq: number;
+  tried: TriedPush[];
+  closed: boolean;
+}
+/**
+ * What a run step records: the object's round, except that a finished turn
+ * is recorded as its first pushes (`pushed`), not as the push it built.
+ * "finished" comes from a run step an older version recorded.
+ */
+type RunStep = TurnStep | { kind: "pushed"; state: string; pushed: FirstPushes };
 
 /** The model call: a couple of retries for a crashed isolate; the fallback model is tried inside. */
 const RUN_STEP: WorkflowStepConfig = { retries: { limit: 2, delay: "5 seconds", backoff: "exponential" }, timeout: "10 minutes" };
@@ -29,9 +56,11 @@ const QUICK_STEP: WorkflowStepConfig = { retries: { limit: 5, delay: "1 second",
 /**
  * The durable turn: mark working, run the tenant's turn in the caller's
  * Durable Object, make the guarded terminal write, announce the result to
- * every push config. Each side effect is its own step, so a retry of a later
- * step never repeats an earlier one; a task canceled meanwhile is announced
- * as canceled because the terminal write says it was refused.
+ * every push config. A round is one step, and the round that finishes the
+ * turn makes the first push in it too: a retry of it never calls the model
+ * again (the object recorded the outcome) and may push again (at least
+ * once); later attempts are steps of their own. A task canceled meanwhile is
+ * announced as canceled because the terminal write says it was refused.
  */
 export abstract class TurnWorkflowBase<
   Env extends { A2A_SIGNING_KEY?: string; GATEKEEPER_ORIGINS?: string; OPENAI_API_KEY?: string; A2A_ANALYTICS?: AnalyticsDataset },
@@ -53,12 +82,14 @@ export abstract class TurnWorkflowBase<
 
     // Step names are stable across deploys: an instance in flight replays its
     // finished steps by name, so a renamed step would run twice. A turn that
-    // answers in one round is two steps: "run" (start, model, terminal write)
-    // and one push attempt per config, which closes the turn when it is the last.
+    // answers in one round is one step: "run" (start, model, terminal write,
+    // and the first push to each config, which closes the turn when all are
+    // delivered); only a push that must be tried again has steps of its own.
     let state = "TASK_STATE_WORKING";
     // The object refused the turn (no such task, or an agent that did not start): nothing to finish.
     let refusedTurn = false;
     let plan: PushPlan | undefined;
+    let pushed: FirstPushes | undefined;
     let closed = false;
     // Waits for a human so far in this turn; each has steps of its own.
     let parks = 0;
@@ -68,7 +99,7 @@ export abstract class TurnWorkflowBase<
       // Each round is its own step (a retry of round 3 never re-runs rounds 1
       // and 2), and so is each run of a round after a wait for a human.
       const name = afterPark ? `run round ${round} after ${parks}` : round === 1 ? "run" : `run round ${round}`;
-      const ran = await step.do(name, RUN_STEP, () => agent().runTurn(turn.taskId, turn.origin, round));
+      const ran = await step.do(name, RUN_STEP, () => this.#runRound(agent, turn, round));
       if (!ran.ok) {
         refusedTurn = true;
         break;
@@ -76,6 +107,11 @@ export abstract class TurnWorkflowBase<
       const result = ran.value;
       if (result.kind === "finished") {
         ({ state, push: plan, closed } = result);
+        break;
+      }
+      if (result.kind === "pushed") {
+        ({ state, pushed } = result);
+        closed = pushed.closed;
         break;
       }
       // The two kinds below come from a run step an older version recorded.
@@ -112,6 +148,17 @@ export abstract class TurnWorkflowBase<
       round++;
       afterPark = false;
     }
+    if (pushed) {
+      if (!closed) {
+        const delivery = await this.#deliverAll(step, agent, turn, { seq: pushed.seq, configIds: pushed.tried.map((t) => t.configId) }, "push", {
+          tried: pushed.tried,
+          close: true,
+        });
+        if (!delivery.closed) await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId));
+      }
+      return { state };
+    }
+    // A "run" step an older version recorded: its push is still to be made, one step an attempt.
     if (plan) {
       if (!closed) {
         const configIds = plan.configs.map((config) => config.id);
@@ -137,14 +184,43 @@ export abstract class TurnWorkflowBase<
   }
 
   /**
+   * One round in the caller's object; a round that finished the turn makes
+   * the first push to each config in the same step, as the terminal write
+   * built it (no step, no read between the write and the push). A crash after
+   * a push and before the step is recorded runs the step again: the object
+   * answers from the recorded outcome and the push goes out again, with the
+   * same `seq` (at least once).
+   */
+  async #runRound(agent: () => TurnObject, turn: RunningTurn, round: number): Promise<Verdict<RunStep>> {
+    const ran = await agent().runTurn(turn.taskId, turn.origin, round);
+    if (!ran.ok || ran.value.kind !== "finished") return ran;
+    const { state, push, closed } = ran.value;
+    if (closed) return { ok: true, value: { kind: "pushed", state, pushed: { seq: push.seq, tried: [], closed } } };
+    const tried: TriedPush[] = [];
+    for (const [index, { id: configId, config }] of push.configs.entries()) {
+      // Only while every earlier one went out: a config to try again keeps the turn open.
+      const last = index === push.configs.length - 1 && tried.every((t) => t.kind === "delivered" || t.kind === "skipped");
+      const result = await this.#attempt(agent(), turn, configId, push.seq, {
+        attempt: 1,
+        stepName: `push ${configId} 1`,
+        given: { config, body: push.body },
+        close: last,
+      });
+      tried.push({ configId, ...result });
+    }
+    return { ok: true, value: { kind: "pushed", state, pushed: { seq: push.seq, tried, closed: tried.some((t) => t.closed === true) } } };
+  }
+
+  /**
    * Event `targets.seq` to every config in `targets`, on the schedule of
    * delivery-schedule.ts: each round tries every config still pending, one
    * step each, then sleeps before the next; a config that refuses for good, or
    * whose hour runs out, is a dead letter, recorded on the task unless
    * `record` is false (a re-delivery records its own). `plan`: the push as
    * the terminal write built it, sent as it is by each config's first attempt.
-   * `close`: the attempt that leaves nothing pending closes the turn in its
-   * own step (`closed`). Returns the dead letters.
+   * `tried`: the first attempts, made already (in the run step). `close`: the
+   * attempt that leaves nothing pending closes the turn in its own step
+   * (`closed`). Returns the dead letters.
    */
   async #deliverAll(
     step: WorkflowStep,
@@ -152,9 +228,10 @@ export abstract class TurnWorkflowBase<
     turn: RunningTurn,
     targets: PushTargets,
     name: string,
-    options: { record?: boolean; plan?: PushPlan; close?: boolean } = {},
+    options: { record?: boolean; plan?: PushPlan; tried?: readonly TriedPush[]; close?: boolean } = {},
   ): Promise<{ letters: DeadLetter[]; closed: boolean }> {
     const { record = true, plan, close = false } = options;
+    const made = options.tried;
     const letters: DeadLetter[] = [];
     let pending = targets.configIds;
     let first: number | undefined;
@@ -167,9 +244,9 @@ export abstract class TurnWorkflowBase<
         const given = planned && plan ? { config: planned.config, body: plan.body } : undefined;
         // Only while nothing failed: a dead letter must be recorded before the turn closes.
         const last = close && index === pending.length - 1 && next.length === 0 && letters.length === 0;
-        const tried = await step.do(stepName, ATTEMPT_STEP, () =>
-          this.#attempt(agent(), turn, configId, targets.seq, { attempt, stepName, given, close: last }),
-        );
+        const tried =
+          (attempt === 1 ? made?.find((t) => t.configId === configId) : undefined) ??
+          (await step.do(stepName, ATTEMPT_STEP, () => this.#attempt(agent(), turn, configId, targets.seq, { attempt, stepName, given, close: last })));
         first ??= tried.at;
         closed ||= tried.closed === true;
         if (tried.kind === "delivered" || tried.kind === "skipped") continue;
@@ -198,7 +275,7 @@ export abstract class TurnWorkflowBase<
     configId: string,
     seq: number,
     which: { attempt: number; stepName: string; given?: { config: PushConfigJson; body: StreamEventJson }; close?: boolean },
-  ): Promise<{ kind: PushAttempt["kind"]; status: number; at: number; closed?: boolean }> {
+  ): Promise<AttemptResult> {
     const began = Date.now();
     const closing = async (kind: "delivered" | "skipped", status: number) => {
       if (!which.close) return { kind, status, at: Date.now() };
@@ -226,7 +303,7 @@ export abstract class TurnWorkflowBase<
       taskId: turn.taskId,
     });
     const status = "status" in attempt ? attempt.status : 0;
-    // Inside the attempt's step: a replayed step is the same occurrence, with the same id.
+    // In the step that makes the attempt: a re-run of it is the same occurrence, with the same id.
     await this.#events().emit(
       "push.attempt",
       {
