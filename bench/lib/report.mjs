@@ -20,8 +20,8 @@ const TURN_ROWS = [
   ["toModel", "(a) reply → model request, t2−t1"],
   ["model", "(b) model exchange at the fake model, t3−t2"],
   ["fromModel", "(c) model reply → push, t4−t3"],
-  ["toSave", "(c1) model reply → save step's write in the DO"],
-  ["saveToPush", "(c2) save step's write → push"],
+  ["toSave", "(c1) model reply → the terminal write in the DO"],
+  ["saveToPush", "(c2) the terminal write → push"],
   ["toDo", "(e) SendMessage → beginTask in the DO"],
   ["doToModel", "(f) beginTask → model request"],
   ["modelToReply", "model request → reply received, t1−t2"],
@@ -484,15 +484,15 @@ one clock: **t0** \`SendMessage\` sent, **t1** its reply (\`TASK_STATE_SUBMITTED
 the model request reached the fake model, **t3** the fake model's reply handed to the kernel,
 **t4** the push's body fully received. Two more come from the Durable Object's clock, read off
 the tasks it returns: **begun**, the submitted task's \`status.timestamp\` (when \`beginTask\` ran),
-and **saved**, the pushed task's (when the save step's terminal write ran). That clock has whole
+and **saved**, the pushed task's (when the run step's terminal write ran). That clock has whole
 milliseconds and moves only with the object's I/O (it can read a few milliseconds before the
 event it stamps), so these two are good to a few milliseconds, and can be early: the bench
 counts the turns where one falls outside the interval it must lie in and warns by how much.
 
 - **accept** = t1−t0; **accept → push** = t4−t1 = (a) + (b) + (c); **SendMessage → push** = t4−t0
   = (e) + (f) + (b) + (c1) + (c2). **accept → push ÷ accept** compares the two halves.
-- **(a) reply → model request**, t2−t1: meant as "Workflow scheduling, the start step and the
-  run step until the model is called". It comes out **negative**: in (nearly) every turn the
+- **(a) reply → model request**, t2−t1: meant as "Workflow scheduling and the run step until
+  the model is called". It comes out **negative**: in (nearly) every turn the
   model request reaches the fake model *before* the \`SendMessage\` reply reaches the client, so
   that work happens inside accept, and (a) only says how much earlier. (e) and (f) time it.
 - **(b) model exchange at the fake model**, t3−t2: from the request's headers to the reply
@@ -500,28 +500,28 @@ counts the turns where one falls outside the interval it must lie in and warns b
   mostly the request body still arriving (workerd sends it, and under load it may send it in
   pieces); the checks line splits (b) into that and the fake model's own time, which shows the
   model adds nothing.
-- **(c) model reply → push**, t4−t3: the caller's Durable Object reads the answer (the \`ai\` SDK
-  parses it) and records the outcome, the run step returns and the engine stores its result;
-  the save step (the guarded terminal write in the DO); the targets step (the DO lists the push
-  configs); the deliver step (the DO is read again, the callback JWT signed or reused, the POST);
-  the push's HTTP to the bench. Split at the save step's write:
-  - **(c1) model reply → save step's write**: the DO recording the outcome, the end of the run
-    step, the engine scheduling the save step and its call reaching the DO;
-  - **(c2) save step's write → push**: the rest of the save step, the targets and deliver steps,
-    and the delivery's HTTP (on loopback that is about the floor row: well under a millisecond).
+- **(c) model reply → push**, t4−t3: all inside the run step. The caller's Durable Object reads
+  the answer (the \`ai\` SDK parses it), records the outcome and makes the guarded terminal write,
+  building the push with its configs; the call returns to the Workflow, which signs the callback
+  JWT and POSTs the push; the push's HTTP to the bench. Split at the terminal write:
+  - **(c1) model reply → the terminal write**: the DO from the model's answer to the write;
+  - **(c2) the terminal write → push**: the rest of the DO's call (the events, the push built),
+    the RPC back to the Workflow, signing, and the delivery's HTTP (on loopback that is about the
+    floor row: well under a millisecond).
 - **(e) SendMessage → beginTask in the DO**, begun−t0: client, wrangler's proxy, the edge (token
   verification, envelope), the RPC into the caller's Durable Object.
 - **(f) beginTask → model request**, t2−begun: \`beginTask\` (task and turn record, alarm), the
-  Workflow instance created (not awaited by \`beginTask\`) and scheduled, the start step (the DO
-  marks the task working), the run step up to the DO's model request.
+  Workflow instance created (not awaited by \`beginTask\`) and scheduled, the run step up to the
+  DO's model request (it marks the task working first).
 - **model request → reply received**, t1−t2: how long after the model was called the client
   got its \`submitted\` reply.
 
 Every segment after (e) mixes the local Workflow engine's own work (each instance is a Durable
-Object of the engine with its own SQLite: creating it, storing each step's result, scheduling
-the next step) with the caller's Durable Object's (an RPC and a few SQLite statements per
-step). From outside, the bench cannot pull those two apart: its only cut points are the model
-call and the save step's write. Delivery proper (signing, the POST) sits inside (c2).
+Object of the engine with its own SQLite: creating it, storing the step's result) with the
+caller's Durable Object's (an RPC and its SQLite statements). From outside, the bench cannot pull
+those two apart: its only cut points are the model call and the terminal write. Delivery proper
+(signing, the POST) sits inside (c2). Up to commit d257152 the push was a step of its own after
+the run step; since ac8a474 the run step makes it (docs/protocol.md "The turn").
 
 The share columns give each segment's median over the median of accept → push or of
 SendMessage → push; medians do not add up, and a negative (a) makes a negative share.
@@ -535,7 +535,7 @@ accept stayed where it was and the model request still came first: the reply wai
 the work the Workflow queued ahead of it (up to the point where the DO awaits the model), not
 for the model. Locally, workerd runs the edge, the Durable Objects and the Workflows engine in
 one process, and a Durable Object holds its outgoing messages until its storage writes are
-confirmed (the output gate), while the start and run steps keep writing to the same object.
+confirmed (the output gate), while the run step keeps writing to the same object.
 Which of the two holds the reply the bench cannot tell. In production the engine runs the
 instance elsewhere, so do not read the local accept as production's.
 
@@ -608,6 +608,15 @@ The floor comparison at commit 5547dba with the inspector detached (\`--only flo
 at rest 1.46×, CPU per turn 21.1 against 13.7 ms (1.54×), the Worker's workerd 15.6 against 9.2 ms (1.70×),
 and the proxy row 0.98×, against 0.55×, 1.62×, 2.03×, 1.77× and 2.60× in the full run at dda98aa, a separate
 run (the tables here may come from a later one). The bench keeps the CLI's default: that is the \`wrangler dev --local\` issue 19 measures on.
+
+The same silent-sink patch at commit ac8a474 (the first push made in the run step; one \`--only floor\` run,
+not committed) gave turns/s 0.79×, SendMessage → push p50 at rest 1.20×, GetTask ÷ card 0.81×, CPU per turn
+1.29× (the Worker's workerd 17.6 against 12.6 ms; the two tooling rows 0.95× and 1.05×). Two runs of the same
+commit with the lines, beside it, gave 0.60× and 0.61×, 1.52× and 1.58×, 0.69× and 0.77×, and CPU per turn
+1.93× and 1.92×. With one step a turn, the six lines are most of what still separates the project from the
+floor under \`wrangler dev\`: wrangler's inspector proxy hands every message it receives from the Worker
+to wrangler's Node as a request of its own (a debug log), and wrangler prints each line again from
+workerd's stdout.
 
 A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
 a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc

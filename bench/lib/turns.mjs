@@ -21,7 +21,7 @@ const STRAGGLER_MS = 3_000;
  *
  * Two come from the Durable Object's clock instead, read off the tasks it
  * returns: `begun`, the submitted task's `status.timestamp` (beginTask), and
- * `saved`, the pushed task's (the save step's terminal write). That clock has
+ * `saved`, the pushed task's (the run step's terminal write). That clock has
  * whole milliseconds and moves only with the object's I/O, so it can read a
  * few milliseconds early; it is mapped onto this process's clock through
  * `performance.timeOrigin`.
