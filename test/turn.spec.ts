@@ -10,6 +10,7 @@ import { call, referenceWorker, sendParams } from "./support/rpc.js";
 import { assistantPolicy } from "../reference/policy.js";
 import { turnInstanceId, type CallerObject, type TurnObject } from "@dynamicagents/core/boundary";
 import { isReconcilingNow, reconcileNow } from "./support/reconcile.js";
+import { DEAD_LETTERS_KEY, EVENT_SEQ_HEADER } from "@dynamicagents/core/a2a";
 import { captureConsole } from "./support/console-capture.js";
 
 const newCaller = () => ({ identity: { key: `caller-${crypto.randomUUID()}` } });
@@ -285,13 +286,43 @@ describe("the turn's steps", () => {
     const accepted = await call("SendMessage", sendParams("one step"), { mint: caller });
     const instance = await onlyInstance();
     await instance.waitForStatus("complete");
-    expect(await instance.waitForStepResult({ name: "run" })).toMatchObject({
+    const run = await instance.waitForStepResult({ name: "run" });
+    expect(run).toMatchObject({
       ok: true,
       value: { kind: "pushed", state: "TASK_STATE_COMPLETED", pushed: { closed: true, tried: [{ kind: "delivered", status: 200, closed: true }] } },
     });
     expect(harness.outbound.pushes).toHaveLength(1);
     expect(harness.outbound.pushes[0]!.body.task.id).toBe(accepted.body.result.task.id);
+    // The push the step recorded is the one that went out: the terminal write's event.
+    expect(harness.outbound.pushes[0]!.headers.get(EVENT_SEQ_HEADER)).toBe(String((run as { value: { pushed: { seq: number } } }).value.pushed.seq));
     expect(await openTurns(caller, accepted.body.result.task.id)).toBe(0);
+  });
+
+  it("with two configs, one refused for good keeps the other from closing the turn: the dead letter is recorded first, then the turn closes", async () => {
+    const held = heldModel();
+    const caller = newCaller();
+    harness.outbound.pushReplies.set(PUSH_URL, () => new Response(null, { status: 400 }));
+    const task = (await call("SendMessage", sendParams("two configs"), { mint: caller })).body.result.task;
+    await held.started;
+    const second = `${PUSH_URL}/second`;
+    expect((await call("CreateTaskPushNotificationConfig", { taskId: task.id, id: "second", url: second }, { mint: caller })).body.error).toBeUndefined();
+    held.release();
+    const instance = await onlyInstance();
+    await instance.waitForStatus("complete");
+    const run = (await instance.waitForStepResult({ name: "run" })) as {
+      value: { pushed: { closed: boolean; tried: Array<{ configId: string; kind: string; closed?: boolean }> } };
+    };
+    expect(run.value.pushed.closed).toBe(false);
+    expect(run.value.pushed.tried.map((t) => [t.configId === "second" ? "second" : "first", t.kind, t.closed === true])).toEqual([
+      ["first", "permanent", false],
+      ["second", "delivered", false],
+    ]);
+    expect(await instance.waitForStepResult({ name: "push dead letters" })).toMatchObject({ ok: true });
+    expect(await instance.waitForStepResult({ name: "delivered" })).toMatchObject({ ok: true });
+    expect(harness.outbound.pushes.map((p) => p.url)).toEqual([second]);
+    const letters = (await call("GetTask", { id: task.id }, { mint: caller })).body.result.metadata?.[DEAD_LETTERS_KEY];
+    expect(letters).toEqual([expect.objectContaining({ status: 400 })]);
+    expect(await openTurns(caller, task.id)).toBe(0);
   });
 
   it("a run step an earlier version recorded (its push built, not made) gets that push in a step of its own, and the turn closes", async () => {

@@ -39,7 +39,7 @@ export interface EventCatalogue {
   "hitl.expired": { requestId: string };
   /** A conversation folded its oldest messages into its summary. */
   "conversation.compacted": { folded: number; durationMs: number };
-  /** One delivery attempt to one push config (emitted by the turn's Workflow, inside the attempt's step). */
+  /** One delivery attempt to one push config (emitted by the turn's Workflow, in the step that makes the attempt: `run` for the first). */
   "push.attempt": {
     configId: string;
     seq: number;

@@ -37,7 +37,11 @@ interface FirstPushes {
  */
 type RunStep = TurnStep | { kind: "pushed"; state: string; pushed: FirstPushes };
 
-/** The model call: a couple of retries for a crashed isolate; the fallback model is tried inside. */
+/**
+ * A round, and for the round that answers the first push to each config: a couple of retries for
+ * a crashed isolate (the recorded outcome spares the model; the push may go again); the fallback
+ * model is tried inside.
+ */
 const RUN_STEP: WorkflowStepConfig = { retries: { limit: 2, delay: "5 seconds", backoff: "exponential" }, timeout: "10 minutes" };
 /** One push attempt; its retries are for the object or the isolate failing, the gatekeeper's refusals are scheduled (delivery-schedule.ts). */
 const ATTEMPT_STEP: WorkflowStepConfig = { retries: { limit: 3, delay: "2 seconds", backoff: "exponential" }, timeout: "30 seconds" };
