@@ -92,8 +92,9 @@ export abstract class TurnWorkflowBase<
     let state = "TASK_STATE_WORKING";
     // The object refused the turn (no such task, or an agent that did not start): nothing to finish.
     let refusedTurn = false;
-    let plan: PushPlan | undefined;
-    let pushed: FirstPushes | undefined;
+    // The finished turn's push still to make: its first attempts made in the run step (`tried`), or,
+    // from a run step an older version recorded, the push it built (`plan`).
+    let finished: { targets: PushTargets; tried?: TriedPush[]; plan?: PushPlan } | undefined;
     let closed = false;
     // Waits for a human so far in this turn; each has steps of its own.
     let parks = 0;
@@ -109,16 +110,21 @@ export abstract class TurnWorkflowBase<
         break;
       }
       const result = ran.value;
-      if (result.kind === "finished") {
-        ({ state, push: plan, closed } = result);
-        break;
-      }
       if (result.kind === "pushed") {
-        ({ state, pushed } = result);
-        closed = pushed.closed;
+        const { seq, tried } = result.pushed;
+        state = result.state;
+        closed = result.pushed.closed;
+        finished = { targets: { seq, configIds: tried.map((t) => t.configId) }, tried };
         break;
       }
-      // The two kinds below come from a run step an older version recorded.
+      // A run step an older version recorded: the push it built is still to be made, a step an attempt.
+      if (result.kind === "finished") {
+        const { push: plan } = result;
+        ({ state, closed } = result);
+        finished = { targets: { seq: plan.seq, configIds: plan.configs.map((config) => config.id) }, plan };
+        break;
+      }
+      // The two kinds below come from a run step an older version recorded too.
       if (result.kind === "ended") {
         state = result.state;
         break;
@@ -152,21 +158,9 @@ export abstract class TurnWorkflowBase<
       round++;
       afterPark = false;
     }
-    if (pushed) {
+    if (finished) {
       if (!closed) {
-        const delivery = await this.#deliverAll(step, agent, turn, { seq: pushed.seq, configIds: pushed.tried.map((t) => t.configId) }, "push", {
-          tried: pushed.tried,
-          close: true,
-        });
-        if (!delivery.closed) await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId));
-      }
-      return { state };
-    }
-    // A "run" step an older version recorded: its push is still to be made, one step an attempt.
-    if (plan) {
-      if (!closed) {
-        const configIds = plan.configs.map((config) => config.id);
-        const delivery = await this.#deliverAll(step, agent, turn, { seq: plan.seq, configIds }, "push", { plan, close: true });
+        const delivery = await this.#deliverAll(step, agent, turn, finished.targets, "push", { plan: finished.plan, tried: finished.tried, close: true });
         if (!delivery.closed) await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId));
       }
       return { state };
@@ -200,19 +194,39 @@ export abstract class TurnWorkflowBase<
     if (!ran.ok || ran.value.kind !== "finished") return ran;
     const { state, push, closed } = ran.value;
     if (closed) return { ok: true, value: { kind: "pushed", state, pushed: { seq: push.seq, tried: [], closed } } };
+    const configIds = push.configs.map((config) => config.id);
+    // Inside this step: no step of its own for the first attempts.
+    const tried = await this.#attemptEach(agent, turn, { seq: push.seq, configIds }, "push", 1, { plan: push, close: true }, (_name, attempt) => attempt());
+    return { ok: true, value: { kind: "pushed", state, pushed: { seq: push.seq, tried, closed: tried.some((t) => t.closed === true) } } };
+  }
+
+  /**
+   * One attempt at `targets.seq` to each config, in order, each made through
+   * `make` (a step of its own, or inline in the step that calls this). `plan`:
+   * the push as the terminal write built it, sent as it is by a first attempt.
+   * `close`: the last attempt closes the turn, if every earlier one went out.
+   */
+  async #attemptEach(
+    agent: () => TurnObject,
+    turn: RunningTurn,
+    targets: PushTargets,
+    name: string,
+    attempt: number,
+    options: { plan?: PushPlan; close: boolean },
+    make: (stepName: string, attempt: () => Promise<AttemptResult>) => Promise<AttemptResult>,
+  ): Promise<TriedPush[]> {
+    const { plan, close } = options;
     const tried: TriedPush[] = [];
-    for (const [index, { id: configId, config }] of push.configs.entries()) {
-      // Only while every earlier one went out: a config to try again keeps the turn open.
-      const last = index === push.configs.length - 1 && tried.every((t) => t.kind === "delivered" || t.kind === "skipped");
-      const result = await this.#attempt(agent(), turn, configId, push.seq, {
-        attempt: 1,
-        stepName: `push ${configId} 1`,
-        given: { config, body: push.body },
-        close: last,
-      });
+    for (const [index, configId] of targets.configIds.entries()) {
+      const stepName = `${name} ${configId} ${attempt}`;
+      const planned = attempt === 1 ? plan?.configs.find((c) => c.id === configId) : undefined;
+      const given = planned && plan ? { config: planned.config, body: plan.body } : undefined;
+      // Only while every earlier one went out: a dead letter must be recorded, and a retry made, before the turn closes.
+      const last = close && index === targets.configIds.length - 1 && tried.every((t) => t.kind === "delivered" || t.kind === "skipped");
+      const result = await make(stepName, () => this.#attempt(agent(), turn, configId, targets.seq, { attempt, stepName, given, close: last }));
       tried.push({ configId, ...result });
     }
-    return { ok: true, value: { kind: "pushed", state, pushed: { seq: push.seq, tried, closed: tried.some((t) => t.closed === true) } } };
+    return tried;
   }
 
   /**
@@ -223,8 +237,8 @@ export abstract class TurnWorkflowBase<
    * `record` is false (a re-delivery records its own). `plan`: the push as
    * the terminal write built it, sent as it is by each config's first attempt.
    * `tried`: the first attempts, made already (in the run step). `close`: the
-   * attempt that leaves nothing pending closes the turn in its own step
-   * (`closed`). Returns the dead letters.
+   * attempt that leaves nothing pending and nothing given up closes the turn
+   * in its own step (`closed`). Returns the dead letters.
    */
   async #deliverAll(
     step: WorkflowStep,
@@ -234,28 +248,31 @@ export abstract class TurnWorkflowBase<
     name: string,
     options: { record?: boolean; plan?: PushPlan; tried?: readonly TriedPush[]; close?: boolean } = {},
   ): Promise<{ letters: DeadLetter[]; closed: boolean }> {
-    const { record = true, plan, close = false } = options;
-    const made = options.tried;
+    const { record = true, plan, tried: made, close = false } = options;
     const letters: DeadLetter[] = [];
     let pending = targets.configIds;
     let first: number | undefined;
     let closed = false;
     for (let attempt = 1; pending.length > 0; attempt++) {
+      const round =
+        attempt === 1 && made
+          ? made
+          : await this.#attemptEach(
+              agent,
+              turn,
+              { seq: targets.seq, configIds: pending },
+              name,
+              attempt,
+              { plan, close: close && letters.length === 0 },
+              (stepName, make) => step.do(stepName, ATTEMPT_STEP, make),
+            );
       const next: string[] = [];
-      for (const [index, configId] of pending.entries()) {
-        const stepName = `${name} ${configId} ${attempt}`;
-        const planned = attempt === 1 ? plan?.configs.find((c) => c.id === configId) : undefined;
-        const given = planned && plan ? { config: planned.config, body: plan.body } : undefined;
-        // Only while nothing failed: a dead letter must be recorded before the turn closes.
-        const last = close && index === pending.length - 1 && next.length === 0 && letters.length === 0;
-        const tried =
-          (attempt === 1 ? made?.find((t) => t.configId === configId) : undefined) ??
-          (await step.do(stepName, ATTEMPT_STEP, () => this.#attempt(agent(), turn, configId, targets.seq, { attempt, stepName, given, close: last })));
+      for (const tried of round) {
         first ??= tried.at;
         closed ||= tried.closed === true;
         if (tried.kind === "delivered" || tried.kind === "skipped") continue;
-        if (tried.kind === "transient" && retriesAfter(attempt, tried.at, first)) next.push(configId);
-        else letters.push({ configId, seq: targets.seq, status: tried.status, at: new Date(tried.at).toISOString() });
+        if (tried.kind === "transient" && retriesAfter(attempt, tried.at, first)) next.push(tried.configId);
+        else letters.push({ configId: tried.configId, seq: targets.seq, status: tried.status, at: new Date(tried.at).toISOString() });
       }
       pending = next;
       if (pending.length === 0) break;
