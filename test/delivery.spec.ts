@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { DEAD_LETTERS_KEY, EVENT_SEQ_HEADER, TASK_CLAIM, TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
-import type { TurnObject } from "@dynamicagents/core/boundary";
+import { turnInstanceId, type TurnObject } from "@dynamicagents/core/boundary";
 import { AgentDB } from "@dynamicagents/core/db";
 import { callerObjectName } from "@dynamicagents/core/worker";
 import { decodeJwt } from "jose";
@@ -169,15 +169,34 @@ describe("re-delivery", () => {
     await runInDurableObject(stub, (_i, state) => {
       const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
       db.turns.open(other.id, "turn-other", { tenant: "assistant" }, 60_000);
-      expect(db.turns.close(other.id)).toBeUndefined();
+      expect(db.turns.close(other.id, "turn-other")).toBeUndefined();
     });
-    expect((await (stub as unknown as TurnObject).turnDelivered(task.id)).ok).toBe(true);
+    expect((await (stub as unknown as TurnObject).turnDelivered(task.id, "turn-still-open")).ok).toBe(true);
     const pushed = await eventually(
       () => harness.outbound.pushes.filter((p) => p.url === LATER_URL),
       (found) => found.length > 0,
       "the re-delivery the close started",
     );
     expect(pushed[0]!.body.task.id).toBe(task.id);
+  });
+
+  it("a close replayed by an instance whose turn closed already leaves the record open now (a re-delivery's) alone", async () => {
+    const caller = newCaller();
+    const task = await send(caller, "closed once", "m-closed-once");
+    await instanceDone();
+    const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key: caller.identity.key })));
+    const agent: TurnObject = stub;
+    const open = () => runInDurableObject(stub, (_i, state) => new AgentDB(state.storage, TERMINAL_STATE_NAMES).turns.get(task.id)?.instanceId);
+    expect(await open()).toBeUndefined();
+    // The record open for the task now is another instance's, as a re-delivery's is once the turn closed.
+    const params = { tenant: "assistant", taskId: task.id, origin: ORIGIN };
+    await runInDurableObject(stub, (_i, state) => void new AgentDB(state.storage, TERMINAL_STATE_NAMES).turns.open(task.id, "redeliver-later", params, 60_000));
+    // The turn's own instance, its step re-run after a crash, closes again: that takes nothing.
+    const own = await turnInstanceId(stub.id.toString(), "m-closed-once");
+    expect((await agent.turnDelivered(task.id, own)).ok).toBe(true);
+    expect(await open()).toBe("redeliver-later");
+    expect((await agent.turnDelivered(task.id, "redeliver-later")).ok).toBe(true);
+    expect(await open()).toBeUndefined();
   });
 
   it("a re-delivery refused again leaves the dead letter under the new config", async () => {

@@ -10,6 +10,7 @@ import { useMarkerHarness } from "./support/turn-harness.js";
 import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
 import { reconcileNow } from "./support/reconcile.js";
 import { call, sendParams } from "./support/rpc.js";
+import { openTurnOf } from "./support/turns.js";
 
 // Agents whose every word is a marker (test/support/agents.ts): whatever a
 // user or the model reads that is not the user's, the model's or a plugin's
@@ -193,7 +194,7 @@ describe("no turn ends in between", () => {
     const agent: TurnObject = stub;
     await agent.turnStarted(task.id, ORIGIN);
     // The refused round's outcome is written in the same call.
-    expect(await agent.runTurn(task.id, ORIGIN, 3)).toMatchObject({
+    expect(await agent.runTurn(task.id, ORIGIN, 3, await openTurnOf(stub, task.id))).toMatchObject({
       ok: true,
       value: { kind: "finished", state: "TASK_STATE_FAILED" },
     });
@@ -215,13 +216,14 @@ describe("never twice at once", () => {
     const { task, stub } = await send("marker", "run me once");
     const agent: TurnObject = stub;
     await agent.turnStarted(task.id, ORIGIN);
-    const first = agent.runTurn(task.id, ORIGIN, 1);
+    const instanceId = await openTurnOf(stub, task.id);
+    const first = agent.runTurn(task.id, ORIGIN, 1, instanceId);
     await eventually(
       () => harness.outbound.modelCalls.length,
       (n) => n === 1,
       "the first run's model call",
     );
-    const second = agent.runTurn(task.id, ORIGIN, 1);
+    const second = agent.runTurn(task.id, ORIGIN, 1, instanceId);
     release();
     const [a, b] = await Promise.all([first, second]);
     expect(a).toMatchObject({ ok: true, value: { kind: "finished", state: "TASK_STATE_COMPLETED" } });
@@ -251,7 +253,8 @@ describe("bounded state", () => {
     const listed = await call("ListTasks", {}, { worker: fetch, mint: who.mint });
     expect(listed.body.result.totalSize).toBe(32);
     // Nothing of it was kept: once a turn ends, the same messageId is a new task.
-    await object.turnDelivered(listed.body.result.tasks[0].id);
+    const ended = listed.body.result.tasks[0].id;
+    await object.turnDelivered(ended, await openTurnOf(who.stub, ended));
     const again = await call("SendMessage", sendParams("now there is room", "m-over"), { worker: fetch, mint: who.mint });
     expect(again.body.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
   });
@@ -274,14 +277,14 @@ describe("bounded state", () => {
     const working = await begin("m-working");
     const done = { state: "TASK_STATE_COMPLETED", text: "done" } as const;
     await object.finishTurn(delivered, done);
-    await object.turnDelivered(delivered);
+    await object.turnDelivered(delivered, await openTurnOf(who.stub, delivered));
     // Finished, its push not yet delivered: retention must wait.
     await object.finishTurn(pending, done);
     // Finished, its delivery given up less than a day ago: retention must wait too.
     const dead = await begin("m-dead");
     await object.finishTurn(dead, done);
     await object.deadLetter(dead, [{ configId: "c-1", seq: 3, status: 404, at: new Date().toISOString() }]);
-    await object.turnDelivered(dead);
+    await object.turnDelivered(dead, await openTurnOf(who.stub, dead));
     await new Promise((resolve) => setTimeout(resolve, 5));
 
     const swept = await runInDurableObject(who.stub, (instance) => (instance as unknown as { sweepRetention(): Promise<unknown> }).sweepRetention());

@@ -13,6 +13,7 @@ import { callerObjectName } from "@dynamicagents/core/worker";
 import { GATEKEEPER, ORIGIN } from "./support/constants.js";
 import { chatCompletion, chatToolCall, chatToolCalls, eventually, type ModelCall } from "./support/outbound.js";
 import { useTurnHarness } from "./support/turn-harness.js";
+import { openTurnOf } from "./support/turns.js";
 import { call, sendParams } from "./support/rpc.js";
 
 const PAGE = (n: number) => `https://developers.cloudflare.com/page-${n}`;
@@ -198,15 +199,16 @@ describe("durable subtasks", () => {
     await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "run" }, new Error("the spec drives this turn")));
     const caller = newCaller();
     const task = (await call("SendMessage", sendParams(text), { mint: caller })).body.result.task;
-    const agent: TurnObject = researcher(caller.identity.key);
+    const stub = researcher(caller.identity.key);
+    const agent: TurnObject = stub;
     expect(await agent.turnStarted(task.id, ORIGIN)).toEqual({ ok: true, value: { proceed: true, state: "TASK_STATE_WORKING" } });
-    return { caller, task, agent };
+    return { caller, task, agent, instanceId: await openTurnOf(stub, task.id) };
   }
 
   it("does not re-run finished subtasks when a round step is retried", async () => {
     scriptRounds([(c) => chatToolCall("delegate", delegateOf(4, 5), c.model), (c) => chatCompletion("done", c.model)]);
-    const { task, agent } = await heldTurn("two pages");
-    const first = await agent.runTurn(task.id, ORIGIN, 1);
+    const { task, agent, instanceId } = await heldTurn("two pages");
+    const first = await agent.runTurn(task.id, ORIGIN, 1, instanceId);
     expect(first).toEqual({ ok: true, value: { kind: "continue", announce: true } });
     // The round's progress is the task's status, as an event of its own.
     const progress = await agent.deliveryOf(task.id);
@@ -214,12 +216,12 @@ describe("durable subtasks", () => {
     const counts = { rounds: roundCalls().length, summaries: summaryCalls().length, fetches: pageFetches().length };
     expect(counts).toEqual({ rounds: 1, summaries: 2, fetches: 2 });
     // The Workflow retries the step (say the reply to it was lost): nothing runs again.
-    expect(await agent.runTurn(task.id, ORIGIN, 1)).toEqual(first);
+    expect(await agent.runTurn(task.id, ORIGIN, 1, instanceId)).toEqual(first);
     const again = await agent.deliveryOf(task.id);
     expect(again.ok && again.value.status.seq).toBe(progress.ok && progress.value.status.seq);
     expect({ rounds: roundCalls().length, summaries: summaryCalls().length, fetches: pageFetches().length }).toEqual(counts);
     // The answering round makes the terminal write in the same call.
-    expect(await agent.runTurn(task.id, ORIGIN, 2)).toMatchObject({ ok: true, value: { kind: "finished", state: "TASK_STATE_COMPLETED" } });
+    expect(await agent.runTurn(task.id, ORIGIN, 2, instanceId)).toMatchObject({ ok: true, value: { kind: "finished", state: "TASK_STATE_COMPLETED" } });
   });
 
   it("a subagent refuses, as a verdict, to resume under another fingerprint, and answers a finished one from its record", async () => {

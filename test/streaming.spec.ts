@@ -226,7 +226,8 @@ describe("the model streams for a reader", () => {
       const accepted = begun.value;
       if ("message" in accepted) throw new Error("the agent answered with a message, not a task");
       expect(accepted.streamSlot !== undefined).toBe(streaming);
-      expect((await agent.runTurn(accepted.task.id, ORIGIN, 1)).ok).toBe(true);
+      if (!accepted.turn) throw new Error("a new task names its turn");
+      expect((await agent.runTurn(accepted.task.id, ORIGIN, 1, accepted.turn.instanceId)).ok).toBe(true);
     }
     expect(askedStreamed()).toEqual([true, false]);
   });

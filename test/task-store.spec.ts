@@ -55,7 +55,7 @@ describe("the task lifecycle in the caller's Durable Object", () => {
     expect(new Set(results.map((r) => r.turn?.instanceId)).size).toBe(1);
     expect(results[0]!.turn).toBeDefined();
     // Once the turn is delivered, a retry names nothing.
-    await agent.turnDelivered(results[0]!.task.id);
+    await agent.turnDelivered(results[0]!.task.id, results[0]!.turn!.instanceId);
     expect((await begin(agent, "same")).turn).toBeUndefined();
     const page = await agent.listTasks({ pageSize: 100, includeArtifacts: false });
     expect(page.ok && page.value.totalSize).toBe(1);
@@ -89,7 +89,7 @@ describe("the task lifecycle in the caller's Durable Object", () => {
       await agent.getTask({ taskId: "ghost" }),
       await complete(agent, "ghost"),
       await agent.turnStarted("ghost", ORIGIN),
-      await agent.runTurn("ghost", ORIGIN, 1),
+      await agent.runTurn("ghost", ORIGIN, 1, "ghost-turn"),
       await agent.deliveryOf("ghost"),
       await agent.listPushConfigs("ghost"),
     ]) {
@@ -189,7 +189,10 @@ describe("ListTasks (A2A §3.1.4)", () => {
   it("walks 250 tasks page by page, each exactly once, newest status first", async () => {
     const agent = freshAgent();
     // Each turn delivered before the next: a caller has at most 32 in flight.
-    for (let i = 0; i < 250; i++) await agent.turnDelivered((await begin(agent, `m-${i}`)).task.id);
+    for (let i = 0; i < 250; i++) {
+      const begun = await begin(agent, `m-${i}`);
+      await agent.turnDelivered(begun.task.id, begun.turn!.instanceId);
+    }
     const seen: string[] = [];
     const stamps: string[] = [];
     let pageToken: string | undefined;

@@ -12,6 +12,7 @@ import { markerEdge } from "./support/isolated-edge.js";
 import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
 import { call, sendParams } from "./support/rpc.js";
 import { useMarkerHarness } from "./support/turn-harness.js";
+import { openTurnOf } from "./support/turns.js";
 
 // The event catalogue (docs/telemetry.md) as an operator reads it: each
 // event once per occurrence, with its documented fields and scope, nothing
@@ -67,6 +68,16 @@ async function settled(taskId: string, last = "turn.finished") {
     (events) => named(events, last).length > 0 && named(events, "push.attempt").length > 0,
     `the events of ${taskId}`,
   );
+}
+
+/** The instance id of the task's turn, as its `turn.started` event names it: what the Workflow's calls pass. */
+async function turnOf(taskId: string): Promise<string> {
+  const started = await eventually(
+    () => named(eventsIn(taskId), "turn.started")[0],
+    (event) => event !== undefined,
+    `the turn of ${taskId}`,
+  );
+  return started!.data.instanceId;
 }
 
 function expectNothingSecret(caller: Caller) {
@@ -152,10 +163,11 @@ describe("replays", () => {
     const task = await send(caller, "once");
     const events = await settled(task.id);
     const before = events.map((e) => e.eventId);
+    const instanceId = await turnOf(task.id);
     // The Workflow's steps again, as a retry after a crash would call them.
     await runInDurableObject(objectOf(caller), async (instance: TurnObject) => {
       await instance.turnStarted(task.id, "https://agents.test");
-      await instance.runTurn(task.id, "https://agents.test", 1);
+      await instance.runTurn(task.id, "https://agents.test", 1, instanceId);
       await instance.finishTurn(task.id);
     });
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -173,12 +185,15 @@ describe("a round step retried after its decision", () => {
         : chatCompletion("all done", c.model);
     const caller = { ...newCaller(), tenant: "marker-researcher" };
     const task = await send(caller, "research it once");
-    const agent: TurnObject = env.MARKER_RESEARCHER!.get(
+    const stub = env.MARKER_RESEARCHER!.get(
       env.MARKER_RESEARCHER!.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "marker-researcher", key: caller.identity.key })),
     );
-    const first = await agent.runTurn(task.id, "https://agents.test", 1);
+    const agent: TurnObject = stub;
+    // Its run step never ran, so no event names the instance yet: the object's record does.
+    const instanceId = await openTurnOf(stub, task.id);
+    const first = await agent.runTurn(task.id, "https://agents.test", 1, instanceId);
     expect(first).toMatchObject({ ok: true, value: { kind: "continue" } });
-    expect(await agent.runTurn(task.id, "https://agents.test", 1)).toEqual(first);
+    expect(await agent.runTurn(task.id, "https://agents.test", 1, instanceId)).toEqual(first);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(named(eventsIn(task.id), "round.finished").map((e) => e.data)).toEqual([{ round: 1, outcome: "delegated", durationMs: expect.any(Number) }]);
   });

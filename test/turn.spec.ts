@@ -10,6 +10,7 @@ import { call, referenceWorker, sendParams } from "./support/rpc.js";
 import { assistantPolicy } from "../reference/policy.js";
 import { turnInstanceId, type CallerObject, type TurnObject } from "@dynamicagents/core/boundary";
 import { isReconcilingNow, reconcileNow } from "./support/reconcile.js";
+import { openTurnOf } from "./support/turns.js";
 import { DEAD_LETTERS_KEY, EVENT_SEQ_HEADER } from "@dynamicagents/core/a2a";
 import { captureConsole } from "./support/console-capture.js";
 
@@ -180,14 +181,15 @@ describe("accept, then notify", () => {
     await (await onlyInstance()).waitForStatus("errored");
     const stub = agentOf(caller.identity.key);
     const agent: TurnObject = stub;
+    const instanceId = await openTurnOf(stub, task.id);
 
     await evictDurableObject(stub);
     // One call starts the turn, runs its round and makes the terminal write.
-    const step = await agent.runTurn(task.id, ORIGIN, 1);
+    const step = await agent.runTurn(task.id, ORIGIN, 1, instanceId);
     expect(step).toMatchObject({ ok: true, value: { kind: "finished", state: "TASK_STATE_COMPLETED", closed: false } });
     await evictDurableObject(stub);
     // A re-run of the step after eviction gets the recorded turn, not a second model call.
-    expect(await agent.runTurn(task.id, ORIGIN, 1)).toEqual(step);
+    expect(await agent.runTurn(task.id, ORIGIN, 1, instanceId)).toEqual(step);
     expect(harness.outbound.modelCalls).toHaveLength(1);
     // The terminal write took effect once: a later one is refused.
     expect(await agent.finishTurn(task.id)).toEqual({ ok: true, value: { saved: false, state: "TASK_STATE_COMPLETED" } });
@@ -202,7 +204,7 @@ describe("accept, then notify", () => {
     expect(body.task.status.state).toBe("TASK_STATE_COMPLETED");
     expect(body.task.artifacts[0]?.parts[0]?.text).toBe("echo: survive");
     expect(await isReconcilingNow(stub)).toBe(true);
-    await agent.turnDelivered(task.id);
+    await agent.turnDelivered(task.id, instanceId);
     await evictDurableObject(stub);
     // The schedule outlives the turn until a pass finds nothing open.
     expect(await isReconcilingNow(stub)).toBe(true);

@@ -128,7 +128,7 @@ export interface TurnObject {
    * Marks the task working first (unless terminal), and a round that answers
    * makes the terminal write before it returns: one round trip per round.
    */
-  runTurn(taskId: string, origin: string, round: number): Promise<Verdict<TurnStep>>;
+  runTurn(taskId: string, origin: string, round: number, instanceId: string): Promise<Verdict<TurnStep>>;
   /** The guarded terminal write. */
   finishTurn(taskId: string, outcome?: TurnOutcome): Promise<Verdict<Finished>>;
   /** The task as it is to be announced, and every push config it has. */
@@ -139,7 +139,11 @@ export interface TurnObject {
   endUnfinished(taskId: string): Promise<Verdict<Finished>>;
   /** A wait for a human ended (answered, expired, or neither yet): whether the task's status now has news to announce. */
   turnResumed(taskId: string, requestId: string): Promise<Verdict<{ announce: boolean }>>;
-  turnDelivered(taskId: string): Promise<Verdict<null>>;
+  /**
+   * Instance `instanceId`'s deliveries are over: its turn's record closes. A record of another instance (a
+   * re-delivery opened since, a restart under a new id) stays, so a replayed close takes nothing.
+   */
+  turnDelivered(taskId: string, instanceId: string): Promise<Verdict<null>>;
   /** The task's latest status event and the configs to push it to. */
   pushTargets(taskId: string): Promise<Verdict<PushTargets>>;
   /** The push of event `seq` to config `configId` as it is to be sent now (a terminal event: the task as it is). */

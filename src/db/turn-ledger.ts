@@ -1,4 +1,4 @@
-import { asc, count, eq, sql } from "drizzle-orm";
+import { and, asc, count, eq, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { onFirstUse } from "./on-first-use.js";
 import { redeliveries, tasks, turns } from "./schema.js";
@@ -65,10 +65,11 @@ export class TurnLedger {
       .prepare(),
   );
   // One statement: the record goes, and says whether re-deliveries wait for its task (they start as it closes).
+  // Only the instance's own: a replayed close must not take a re-delivery's record, opened since for the same task.
   readonly #close = onFirstUse(() =>
     this.db
       .delete(turns)
-      .where(eq(turns.taskId, taskId))
+      .where(and(eq(turns.taskId, taskId), eq(turns.instanceId, sql.placeholder("instanceId"))))
       .returning({
         paramsJson: turns.paramsJson,
         // Against the placeholder, not turns.task_id: drizzle renders both columns unqualified in RETURNING.
@@ -123,9 +124,12 @@ export class TurnLedger {
     this.#redriven().run({ taskId, instanceId, attempts: row.attempts + 1, at, expectedBy: at + expectWithinMs });
   }
 
-  /** Deletes the turn's record; what it was started with, when re-deliveries wait for its task (`undefined`: none wait, or no record). */
-  close(taskId: string): string | undefined {
-    const closed = this.#close().get({ taskId });
+  /**
+   * Deletes the turn's record if it is instance `instanceId`'s; what it was started with, when re-deliveries wait
+   * for its task (`undefined`: none wait, or no such record).
+   */
+  close(taskId: string, instanceId: string): string | undefined {
+    const closed = this.#close().get({ taskId, instanceId });
     return closed?.redeliveries ? closed.paramsJson : undefined;
   }
 

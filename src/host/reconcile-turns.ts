@@ -60,7 +60,7 @@ export async function reconcileTurns(deps: ReconcileDeps): Promise<Map<string, R
       continue;
     }
     if (found.kind === "known" && found.status === "complete") {
-      deps.ledger.close(row.taskId);
+      deps.ledger.close(row.taskId, row.instanceId);
       actions.set(row.taskId, "closed");
       continue;
     }
@@ -82,7 +82,7 @@ async function redrive(deps: ReconcileDeps, row: TurnRow, found: Status): Promis
   if (row.attempts > deps.policy.maxRedrives) {
     // Even the instance that only announces the failure could not finish.
     console.error(`turn ${row.instanceId}: abandoned after ${row.attempts} attempts`);
-    deps.ledger.close(row.taskId);
+    deps.ledger.close(row.taskId, row.instanceId);
     return "gave-up";
   }
   if (row.attempts === deps.policy.maxRedrives) {

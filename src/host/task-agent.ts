@@ -568,7 +568,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     return { state: "TASK_STATE_WORKING", task: working, turn };
   }
 
-  async runTurn(taskId: string, origin: string, round = 1): Promise<Verdict<TurnStep>> {
+  async runTurn(taskId: string, origin: string, round: number, instanceId: string): Promise<Verdict<TurnStep>> {
     if (this.#startFailure) return this.#notStarted();
     this.#selfOrigin.learn(origin);
     // The turn's lease: a run in progress here is joined, never duplicated.
@@ -589,7 +589,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     }
     if (!verdict.ok) return verdict;
     // A turn that does not proceed ends on the task as stored now.
-    if (!verdict.value.proceed) return this.#concluded(taskId);
+    if (!verdict.value.proceed) return this.#concluded(taskId, instanceId);
     // What this class's start read is what the round runs on, when the verdict is the one it gave; an
     // override that answered on its own leaves nothing, and the task is read again.
     const started = read?.state === verdict.value.state ? read : this.#asStored(taskId);
@@ -597,17 +597,17 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     // A re-driven Workflow runs this step again: the recorded outcome is the
     // answer, so a turn costs one model exchange however often it is re-driven.
     const { turn } = started;
-    if (turn?.outcomeJson) return this.#finishRecorded(taskId);
+    if (turn?.outcomeJson) return this.#finishRecorded(taskId, instanceId);
     const abort = new AbortController();
     // What the round returns is what the rest of this call works on: the task as the round left it, the write's task and seq.
     const done = this.#runRound(started.task, round, abort.signal, turn?.instanceId).then((verdict): Verdict<TurnStep> | Promise<Verdict<TurnStep>> => {
       if (!verdict.ok) return verdict;
       const end = verdict.value;
-      if (end.kind === "ended") return this.#concluded(taskId, { task: taskOf(end.row) });
+      if (end.kind === "ended") return this.#concluded(taskId, instanceId, { task: taskOf(end.row) });
       if (end.kind !== "answered") return accepted(end);
       const written = this.#finish(end.row, end.outcome, turn?.instanceId, end.usage);
       if (written.kind === "missing") return refused(taskNotFound(taskId));
-      return this.#concluded(taskId, written.kind === "written" ? written : { task: taskOf(written.row) });
+      return this.#concluded(taskId, instanceId, written.kind === "written" ? written : { task: taskOf(written.row) });
     });
     this.#running.set(taskId, { round, done, abort });
     try {
@@ -618,18 +618,18 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   }
 
   /** A re-driven turn whose round had answered: the recorded outcome's guarded terminal write (refused if the task is terminal already), then its push. */
-  async #finishRecorded(taskId: string): Promise<Verdict<TurnStep>> {
+  async #finishRecorded(taskId: string, instanceId: string): Promise<Verdict<TurnStep>> {
     const finished = await this.finishTurn(taskId);
     if (!finished.ok) return finished;
-    return this.#concluded(taskId);
+    return this.#concluded(taskId, instanceId);
   }
 
   /**
    * The turn is over: its push as it goes out, built once, from the task the
    * terminal write just stored (and that write's `seq`) or, not given, as
-   * stored; with no config waiting the turn closes here too.
+   * stored; with no config waiting, instance `instanceId`'s turn closes here too.
    */
-  async #concluded(taskId: string, ended?: { task: TaskJson; seq?: number }): Promise<Verdict<TurnStep>> {
+  async #concluded(taskId: string, instanceId: string, ended?: { task: TaskJson; seq?: number }): Promise<Verdict<TurnStep>> {
     let task = ended?.task;
     if (!task) {
       const row = this.agentDb.tasks.get(taskId);
@@ -638,7 +638,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     }
     const push = pushPlanOf(this.agentDb, task, ended?.seq);
     const closed = push.configs.length === 0;
-    if (closed) await this.turnDelivered(taskId);
+    if (closed) await this.turnDelivered(taskId, instanceId);
     return accepted({ kind: "finished", state: task.status.state, push, closed });
   }
 
@@ -830,9 +830,9 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     return accepted(null);
   }
 
-  async turnDelivered(taskId: string): Promise<Verdict<null>> {
+  async turnDelivered(taskId: string, instanceId: string): Promise<Verdict<null>> {
     // Configs set while this turn ran, waiting for dead letters: their re-delivery starts now (the turn's record names the deployment).
-    const closing = this.agentDb.turns.close(taskId);
+    const closing = this.agentDb.turns.close(taskId, instanceId);
     this.#reportedAt.delete(taskId);
     if (closing) await this.#redeliver(taskId, JSON.parse(closing) as TurnParams);
     // The schedule stays: the next pass finds nothing open and stops it. A caller's turns back to

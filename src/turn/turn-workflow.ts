@@ -161,7 +161,7 @@ export abstract class TurnWorkflowBase<
     if (finished) {
       if (!closed) {
         const delivery = await this.#deliverAll(step, agent, turn, finished.targets, "push", { plan: finished.plan, tried: finished.tried, close: true });
-        if (!delivery.closed) await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId));
+        if (!delivery.closed) await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId, turn.instanceId));
       }
       return { state };
     }
@@ -177,7 +177,7 @@ export abstract class TurnWorkflowBase<
       return found.ok ? found.value : { seq: 0, configIds: [] };
     });
     await this.#deliverAll(step, agent, turn, targets, "push");
-    await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId));
+    await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId, turn.instanceId));
     return { state };
   }
 
@@ -190,7 +190,7 @@ export abstract class TurnWorkflowBase<
    * same `seq` (at least once).
    */
   async #runRound(agent: () => TurnObject, turn: RunningTurn, round: number): Promise<Verdict<RunStep>> {
-    const ran = await agent().runTurn(turn.taskId, turn.origin, round);
+    const ran = await agent().runTurn(turn.taskId, turn.origin, round, turn.instanceId);
     if (!ran.ok || ran.value.kind !== "finished") return ran;
     const { state, push, closed } = ran.value;
     if (closed) return { ok: true, value: { kind: "pushed", state, pushed: { seq: push.seq, tried: [], closed } } };
@@ -300,7 +300,7 @@ export abstract class TurnWorkflowBase<
     const began = Date.now();
     const closing = async (kind: "delivered" | "skipped", status: number) => {
       if (!which.close) return { kind, status, at: Date.now() };
-      await agent.turnDelivered(turn.taskId);
+      await agent.turnDelivered(turn.taskId, turn.instanceId);
       return { kind, status, at: Date.now(), closed: true };
     };
     let out: { config: PushConfigJson; body: StreamEventJson };
@@ -377,7 +377,7 @@ export abstract class TurnWorkflowBase<
       }
       await step.do(`redelivered ${configId}`, QUICK_STEP, () => agent().redelivered(turn.taskId, { configId, delivered, givenUp }));
     }
-    await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId));
+    await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId, turn.instanceId));
     return { state: "redelivered" };
   }
 
