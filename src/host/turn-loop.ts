@@ -114,8 +114,9 @@ export async function runRound(input: RoundInput): Promise<RoundResult> {
   if (!decision) {
     const { store, id: conversationId } = input.conversation;
     // Built once per task: the stored entry is what a retried step or a resumed round reads, so a file URL is fetched once.
+    // Parts with no URL cost no fetch to build again, and the append keeps the first entry: no lookup first.
     const userKey = `${taskId}:user`;
-    if (round === 1 && !store.has(userKey)) {
+    if (round === 1 && (input.parts.every((p) => p.url === undefined) || !store.has(userKey))) {
       const content = await userContent(input.parts, { parts: input.config.parts, words: input.policy.parts, signal: input.signal }).catch((error: unknown) => {
         // A cancel during a fetch ends the round like any cancel; anything else is the step's failure.
         if (input.signal?.aborted) return undefined;
