@@ -609,14 +609,19 @@ at rest 1.46×, CPU per turn 21.1 against 13.7 ms (1.54×), the Worker's workerd
 and the proxy row 0.98×, against 0.55×, 1.62×, 2.03×, 1.77× and 2.60× in the full run at dda98aa, a separate
 run (the tables here may come from a later one). The bench keeps the CLI's default: that is the \`wrangler dev --local\` issue 19 measures on.
 
-The same silent-sink patch at commit ac8a474 (the first push made in the run step; one \`--only floor\` run,
-not committed) gave turns/s 0.79×, SendMessage → push p50 at rest 1.20×, GetTask ÷ card 0.81×, CPU per turn
-1.29× (the Worker's workerd 17.6 against 12.6 ms; the two tooling rows 0.95× and 1.05×). Two runs of the same
-commit with the lines, beside it, gave 0.60× and 0.61×, 1.52× and 1.58×, 0.69× and 0.77×, and CPU per turn
-1.93× and 1.92×. With one step a turn, the six lines are most of what still separates the project from the
-floor under \`wrangler dev\`: wrangler's inspector proxy hands every message it receives from the Worker
-to wrangler's Node as a request of its own (a debug log), and wrangler prints each line again from
-workerd's stdout.
+The same silent-sink patch at commit ac8a474 (one \`--only floor\` run, not committed) once gave turns/s
+0.79×, SendMessage → push p50 at rest 1.20× and CPU per turn 1.29× (the Worker's workerd 17.6 against 12.6
+ms): an outlier, its floor ran slow that time. Measured again at commit 0945b97 (same patch, one run) it
+gave turns/s 0.68×, at rest 1.35×, GetTask ÷ card 0.85×, CPU per turn 1.41×, the Worker's workerd 15.3
+against 9.8 ms (1.56×) and the two tooling rows 1.03× and 1.02×; six runs of that commit with the inspector
+detached gave turns/s 0.59× to 0.69× and the Worker's workerd 1.61× to 1.66×. So the lines cost about
+0.07 of the turns/s ratio, not most of the gap: what still separates the project from the floor is the
+Worker's own CPU per turn. One workerd thread runs every turn, so turns/s follows one over the Worker's
+workerd ms per turn, and 0.8× needs that at about 1.25× the floor's or less. A \`perf\` profile (cpu-clock,
+both sides' Worker workerd over the measured rounds, at 0945b97) puts SQLite at about 2.3 ms a turn
+against 0.6 (a turn then ran 31 statements and 5 transactions in the caller's object) and spreads the
+rest thinly over the JavaScript, with no single hotspot: the log sink 1.2%, drizzle's own wrappers a few
+per cent, the edge's dispatch about 5%.
 
 A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
 a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc
