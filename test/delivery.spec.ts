@@ -10,6 +10,7 @@ import { GATEKEEPER, ORIGIN, OTHER_GATEKEEPER, PUSH_URL } from "./support/consta
 import { eventually } from "./support/outbound.js";
 import { call, sendParams, userMessage } from "./support/rpc.js";
 import { useTurnHarness } from "./support/turn-harness.js";
+import { reconcileNow } from "./support/reconcile.js";
 
 // Deliveries (docs/protocol.md "Events, streams and pushes"): a transient
 // refusal is retried on the schedule, a permanent one is not, a delivery
@@ -197,6 +198,33 @@ describe("re-delivery", () => {
     expect(await open()).toBe("redeliver-later");
     expect((await agent.turnDelivered(task.id, "redeliver-later")).ok).toBe(true);
     expect(await open()).toBeUndefined();
+  });
+
+  it("a record the reconciler finds complete is closed as the turn's own last step would: the re-delivery waiting on it starts", async () => {
+    attemptsAt(PUSH_URL, () => new Response(null, { status: 404 }));
+    const caller = newCaller();
+    const task = await send(caller, "close it for me", "m-reconciled");
+    await deadLettersOf(caller, task.id);
+    await instanceDone();
+    const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key: caller.identity.key })));
+    const own = await turnInstanceId(stub.id.toString(), "m-reconciled");
+    // Its record still open under its own, complete instance, as when that instance's close was skipped.
+    await runInDurableObject(stub, (_i, state) => {
+      const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
+      const params = { tenant: "assistant", agentId: state.id.toString(), taskId: task.id, messageId: "m-reconciled", origin: ORIGIN };
+      db.turns.open(task.id, own, params, 60_000);
+    });
+    const set = await call("CreateTaskPushNotificationConfig", { taskId: task.id, url: LATER_URL, token: "t-2" }, { mint: caller });
+    expect(set.body.error).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(harness.outbound.pushes.filter((p) => p.url === LATER_URL)).toHaveLength(0);
+    await reconcileNow(stub);
+    const pushed = await eventually(
+      () => harness.outbound.pushes.filter((p) => p.url === LATER_URL),
+      (found) => found.length > 0,
+      "the re-delivery the reconciler's close started",
+    );
+    expect(pushed[0]!.body.task.id).toBe(task.id);
   });
 
   it("a re-delivery refused again leaves the dead letter under the new config", async () => {

@@ -11,6 +11,8 @@ import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./supp
 import { reconcileNow } from "./support/reconcile.js";
 import { call, sendParams } from "./support/rpc.js";
 import { openTurnOf } from "./support/turns.js";
+import { AgentDB } from "@dynamicagents/core/db";
+import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
 
 // Agents whose every word is a marker (test/support/agents.ts): whatever a
 // user or the model reads that is not the user's, the model's or a plugin's
@@ -229,6 +231,45 @@ describe("never twice at once", () => {
     expect(a).toMatchObject({ ok: true, value: { kind: "finished", state: "TASK_STATE_COMPLETED" } });
     expect(b).toEqual(a);
     expect(harness.outbound.modelCalls).toHaveLength(1);
+  });
+});
+
+describe("a run joined across instances", () => {
+  it("a run joined by an instance the reconciler re-drove under a new id closes that instance's record too", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    harness.outbound.model = async (c) => {
+      await gate;
+      return chatCompletion("once", c.model);
+    };
+    const who = caller("marker");
+    const object: CallerObject & TurnObject = who.stub;
+    // No push config: the round's own call closes the turn's record, with no delivery step after it.
+    const begun = await object.beginTask({
+      tenant: "marker",
+      origin: ORIGIN,
+      message: { messageId: "m-joined", role: "ROLE_USER", parts: [{ text: "join me" }] },
+    });
+    if (!begun.ok || "message" in begun.value) throw new Error("not a task");
+    const taskId = begun.value.task.id;
+    const ledger = <T>(read: (db: AgentDB) => T) => runInDurableObject(who.stub, (_i, state) => read(new AgentDB(state.storage, TERMINAL_STATE_NAMES)));
+    const first = await openTurnOf(who.stub, taskId);
+    const running = object.runTurn(taskId, ORIGIN, 1, first);
+    await eventually(
+      () => harness.outbound.modelCalls.length,
+      (n) => n === 1,
+      "the first run's model call",
+    );
+    // The reconciler handed the turn to an announcing instance while the first run goes on here.
+    await ledger((db) => db.turns.redriven(taskId, first, `${first}-final`, 60_000));
+    const joining = object.runTurn(taskId, ORIGIN, 1, `${first}-final`);
+    release();
+    const [a, b] = await Promise.all([running, joining]);
+    expect(a).toMatchObject({ ok: true, value: { kind: "finished", state: "TASK_STATE_COMPLETED", closed: true } });
+    expect(b).toEqual(a);
+    expect(harness.outbound.modelCalls).toHaveLength(1);
+    // The joiner was told the record is closed, so its Workflow has no step that would close it later.
+    expect(await ledger((db) => db.turns.get(taskId))).toBeUndefined();
   });
 });
 

@@ -21,6 +21,8 @@ interface Case {
   /** The API fails on restart() / create() for this pass. */
   restartFails?: boolean;
   startFails?: boolean;
+  /** While the restart is in flight, the turn closes and a re-delivery opens a record of its own under this id. */
+  reopenedAs?: string;
 }
 
 /**
@@ -37,7 +39,7 @@ async function pass(c: Case) {
     db.tasks.insert({ id: taskId, messageId: "m", contextId: "c", state: "TASK_STATE_WORKING", statusAt: 1, json: "{}" });
     db.turns.open(taskId, "turn-1", { tenant: "assistant", agentId: "a", taskId, messageId: "m", origin: "https://agents.test" }, policy.reportWithinMs);
     db.turns.progress(taskId, policy.reportWithinMs + (c.backoffMs ?? 0));
-    for (let i = 0; i < (c.attempts ?? 0); i++) db.turns.redriven(taskId, "turn-1", policy.reportWithinMs + (c.backoffMs ?? 0));
+    for (let i = 0; i < (c.attempts ?? 0); i++) db.turns.redriven(taskId, "turn-1", "turn-1", policy.reportWithinMs + (c.backoffMs ?? 0));
     now = T0 + c.after;
     const calls: string[] = [];
     const abandoned: string[] = [];
@@ -51,6 +53,15 @@ async function pass(c: Case) {
           restart: async () => {
             calls.push("restart");
             if (c.restartFails) throw new Error("workflows: 500");
+            if (c.reopenedAs) {
+              db.turns.close(taskId, "turn-1");
+              db.turns.open(
+                taskId,
+                c.reopenedAs,
+                { tenant: "assistant", agentId: "a", taskId, messageId: "m", origin: "https://agents.test", redeliver: true },
+                1,
+              );
+            }
           },
         };
       },
@@ -66,9 +77,17 @@ async function pass(c: Case) {
         return !c.startFails;
       },
       runningHere: () => c.runningHere ?? false,
+      close: async (id, instanceId) => void db.turns.close(id, instanceId),
     });
     const row = db.turns.get(taskId);
-    return { action: actions.get(taskId), calls, abandoned: abandoned.includes(taskId), attempts: row?.attempts, open: row !== undefined };
+    return {
+      action: actions.get(taskId),
+      calls,
+      abandoned: abandoned.includes(taskId),
+      attempts: row?.attempts,
+      open: row !== undefined,
+      instanceId: row?.instanceId,
+    };
   });
 }
 
@@ -112,6 +131,16 @@ describe("the turn reconciler, on an injected clock", () => {
       abandoned: true,
       attempts: 4,
       open: true,
+      instanceId: "turn-1-final",
+    });
+  });
+
+  it("a re-drive counts against the record it read only: one a re-delivery opened meanwhile stays as it is", async () => {
+    expect(await pass({ status: "errored", after: 0, reopenedAs: "redeliver-1" })).toMatchObject({
+      action: "restarted",
+      calls: ["restart"],
+      attempts: 0,
+      instanceId: "redeliver-1",
     });
   });
 

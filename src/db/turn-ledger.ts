@@ -57,11 +57,12 @@ export class TurnLedger {
       .update(turns)
       .set({
         instanceId: sql`${sql.placeholder("instanceId")}`,
-        attempts: sql`${sql.placeholder("attempts")}`,
+        attempts: sql`${turns.attempts} + 1`,
         progressAt: sql`${sql.placeholder("at")}`,
         expectedBy: sql`${sql.placeholder("expectedBy")}`,
       })
-      .where(eq(turns.taskId, taskId))
+      // The record the reconciler read, still: not one a re-delivery opened for the task since (the pass awaits in between).
+      .where(and(eq(turns.taskId, taskId), eq(turns.instanceId, sql.placeholder("from"))))
       .prepare(),
   );
   // One statement: the record goes, and says whether re-deliveries wait for its task (they start as it closes).
@@ -116,12 +117,13 @@ export class TurnLedger {
     return this.#outcome().get({ taskId, outcomeJson: JSON.stringify(outcome), at, expectedBy: at + expectWithinMs });
   }
 
-  /** The reconciler re-drove the turn (`instanceId` may be a new, announcing instance); counts as an attempt. */
-  redriven(taskId: string, instanceId: string, expectWithinMs: number): void {
-    const row = this.get(taskId);
-    if (!row) return;
+  /**
+   * The reconciler re-drove instance `from`'s turn as `instanceId` (the same, or a new, announcing instance);
+   * counts as an attempt. A record of another instance is left as it is.
+   */
+  redriven(taskId: string, from: string, instanceId: string, expectWithinMs: number): void {
     const at = this.now();
-    this.#redriven().run({ taskId, instanceId, attempts: row.attempts + 1, at, expectedBy: at + expectWithinMs });
+    this.#redriven().run({ taskId, from, instanceId, at, expectedBy: at + expectWithinMs });
   }
 
   /**

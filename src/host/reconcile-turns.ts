@@ -18,6 +18,8 @@ export interface ReconcileDeps {
   start: (instanceId: string, params: TurnParams) => Promise<boolean>;
   /** Whether this very object is running the turn's model work right now. */
   runningHere: (taskId: string) => boolean;
+  /** Closes instance `instanceId`'s record of the turn as its own last step would: re-deliveries waiting for the task start. */
+  close: (taskId: string, instanceId: string) => Promise<void>;
   now?: () => number;
 }
 
@@ -60,7 +62,7 @@ export async function reconcileTurns(deps: ReconcileDeps): Promise<Map<string, R
       continue;
     }
     if (found.kind === "known" && found.status === "complete") {
-      deps.ledger.close(row.taskId, row.instanceId);
+      await deps.close(row.taskId, row.instanceId);
       actions.set(row.taskId, "closed");
       continue;
     }
@@ -82,7 +84,7 @@ async function redrive(deps: ReconcileDeps, row: TurnRow, found: Status): Promis
   if (row.attempts > deps.policy.maxRedrives) {
     // Even the instance that only announces the failure could not finish.
     console.error(`turn ${row.instanceId}: abandoned after ${row.attempts} attempts`);
-    deps.ledger.close(row.taskId, row.instanceId);
+    await deps.close(row.taskId, row.instanceId);
     return "gave-up";
   }
   if (row.attempts === deps.policy.maxRedrives) {
@@ -90,12 +92,12 @@ async function redrive(deps: ReconcileDeps, row: TurnRow, found: Status): Promis
     // A fresh instance: the task is terminal now, so it goes straight to delivery.
     const announcer = `${row.instanceId.slice(0, 80)}-final`;
     if (!(await deps.start(announcer, params))) return "failed-to-redrive";
-    deps.ledger.redriven(row.taskId, announcer, expect);
+    deps.ledger.redriven(row.taskId, row.instanceId, announcer, expect);
     return "abandoned";
   }
   if (found.kind === "missing") {
     if (!(await deps.start(row.instanceId, params))) return "failed-to-redrive";
-    deps.ledger.redriven(row.taskId, row.instanceId, expect);
+    deps.ledger.redriven(row.taskId, row.instanceId, row.instanceId, expect);
     return "started";
   }
   try {
@@ -104,6 +106,6 @@ async function redrive(deps: ReconcileDeps, row: TurnRow, found: Status): Promis
     console.error(`turn ${row.instanceId}: restart failed, trying again next pass`, error);
     return "failed-to-redrive";
   }
-  deps.ledger.redriven(row.taskId, row.instanceId, expect);
+  deps.ledger.redriven(row.taskId, row.instanceId, row.instanceId, expect);
   return "restarted";
 }

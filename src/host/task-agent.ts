@@ -103,7 +103,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    * lease. A second call for it (a retried step, a re-driven instance) joins
    * the run instead of starting another; only the run that set it clears it.
    */
-  readonly #running = new Map<string, { round: number; done: Promise<Verdict<TurnStep>>; abort: AbortController }>();
+  readonly #running = new Map<string, { round: number; instanceId: string; done: Promise<Verdict<TurnStep>>; abort: AbortController }>();
   /** A task whose `runTurn` waits on `turnStarted`: what this class's start read for it (null until then). */
   readonly #startReads = new Map<string, StartRead | null>();
   /** When this instance last wrote each open turn's expectation (the accept's record, a report): a report right after it writes nothing. */
@@ -575,7 +575,12 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const running = this.#running.get(taskId);
     if (running) {
       const joined = await running.done;
-      if (running.round === round) return joined;
+      if (running.round === round) {
+        // The run it joined closed the record as its instance's: an instance re-driven under a new id closes its own.
+        if (joined.ok && joined.value.kind === "finished" && joined.value.closed && running.instanceId !== instanceId)
+          await this.turnDelivered(taskId, instanceId);
+        return joined;
+      }
     }
     // The turn's start and its round are one round trip (fewer, fuller steps); an agent may override the start.
     this.#startReads.set(taskId, null);
@@ -609,7 +614,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       if (written.kind === "missing") return refused(taskNotFound(taskId));
       return this.#concluded(taskId, instanceId, written.kind === "written" ? written : { task: taskOf(written.row) });
     });
-    this.#running.set(taskId, { round, done, abort });
+    this.#running.set(taskId, { round, instanceId, done, abort });
     try {
       return await done;
     } finally {
@@ -934,6 +939,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       policy: this.recoveryPolicy(),
       start: (id, params) => this.#startWorkflow(id, params),
       runningHere: (taskId) => this.#running.has(taskId),
+      close: async (taskId, instanceId) => void (await this.turnDelivered(taskId, instanceId)),
       abandon: (taskId) => this.#abandon(taskId),
     });
     for (const [taskId, action] of actions) {
