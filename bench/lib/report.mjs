@@ -584,44 +584,40 @@ Workflows engine), a second workerd wrangler puts in front of it on the public p
 request, and it holds the inspector connection that receives each \`console.log\` of the Worker: wrangler
 always enables the inspector's console domain, and no flag turns it off), and wrangler itself (Node: it
 parses, source-maps and prints each log line). The last two are local tooling: on Workers neither runs.
-The project logs one JSON line per event (docs/telemetry.md; about six per turn), the floor none, so most
-of the gap in those two rows is the cost of getting the project's events to a terminal in local dev.
-Measured once at commit c9647e4 with the project's log sink made silent (a local patch: each event still
-serialised, not printed), those two rows came to 1.09× and 1.08× the floor's, the Worker's workerd fell from
-about 25 to 18 ms per turn (so each line costs about 1 ms of the Worker's workerd too, on this machine),
-and the turn ratios were 0.48× (turns/s) and 1.78× (SendMessage → push p50 at rest). Measured again at
-commit 66440cc (\`--only floor\`, local patches, not committed): with the sink silent, the Worker's workerd
-came to 14.4 ms per turn against 15.9 with it, the two tooling rows to 1.05× and 1.10× the floor's, and the
-turn ratios to 0.61× and 1.59×; with no events emitted at all, to 14.4 ms, 0.65× and 1.66×. So what an event
-costs is its line on the log (serialising and printing it), not the events' own bookkeeping. Under
-\`BENCH_PROFILE\` the sink's share of the profile (about a tenth) is larger than that, likely because the
-profiler's own inspector session receives every line too: trust the ablation over the profile there.
+The project logs one JSON line per event (docs/telemetry.md; six per single-inference turn), the floor
+none. Under wrangler's CLI each line also crosses the devtools inspector that wrangler attaches to the
+Worker's isolate (the CLI has no flag to leave it detached; only its programmatic \`unstable_startWorker\`
+takes \`dev.inspector: false\`), and that costs CPU in all three processes: most of the gap in the two
+tooling rows is the project's lines. On Workers neither tooling process runs. The bench keeps the CLI's
+default: that is the \`wrangler dev --local\` issue 19 measures on.
 
-What a line costs is the inspector, not the line. wrangler's CLI always attaches a devtools inspector to
-the Worker's isolate; its programmatic \`unstable_startWorker\` takes \`dev.inspector: false\`, and the CLI
-itself leaves the inspector detached when it believes it runs in a VS Code debug terminal
-(\`VSCODE_INSPECTOR_OPTIONS\` set). In a throw-away Worker that logs six event-sized lines (about 600 bytes
-each) a request, the attached inspector cost about 1 ms of CPU a line over the three processes;
-detached, the same lines, still printed (through workerd's structured logs), cost next to nothing.
-The floor comparison at commit 5547dba with the inspector detached (\`--only floor\` with
-\`VSCODE_INSPECTOR_OPTIONS\` set for the run; not a bench option) gave turns/s 0.63×, SendMessage → push p50
-at rest 1.46×, CPU per turn 21.1 against 13.7 ms (1.54×), the Worker's workerd 15.6 against 9.2 ms (1.70×),
-and the proxy row 0.98×, against 0.55×, 1.62×, 2.03×, 1.77× and 2.60× in the full run at dda98aa, a separate
-run (the tables here may come from a later one). The bench keeps the CLI's default: that is the \`wrangler dev --local\` issue 19 measures on.
+**Where the gap is.** Four \`--only floor\` runs back to back at commit 0b7033a (2026-12-05): two as
+committed, then two with a local patch each, not committed: the log sink silent (each event built and
+serialised, not printed), and no events at all. CPU is ms per turn, project against floor.
 
-The same silent-sink patch at commit ac8a474 (one \`--only floor\` run, not committed) once gave turns/s
-0.79×, SendMessage → push p50 at rest 1.20× and CPU per turn 1.29× (the Worker's workerd 17.6 against 12.6
-ms): an outlier, its floor ran slow that time. Measured again at commit 0945b97 (same patch, one run) it
-gave turns/s 0.68×, at rest 1.35×, GetTask ÷ card 0.85×, CPU per turn 1.41×, the Worker's workerd 15.3
-against 9.8 ms (1.56×) and the two tooling rows 1.03× and 1.02×; six runs of that commit with the inspector
-detached gave turns/s 0.59× to 0.69× and the Worker's workerd 1.61× to 1.66×. So the lines cost about
-0.07 of the turns/s ratio, not most of the gap: what still separates the project from the floor is the
-Worker's own CPU per turn. One workerd thread runs every turn, so turns/s follows one over the Worker's
-workerd ms per turn, and 0.8× needs that at about 1.25× the floor's or less. A \`perf\` profile (cpu-clock,
-both sides' Worker workerd over the measured rounds, at 0945b97) puts SQLite at about 2.3 ms a turn
-against 0.6 (a turn then ran 31 statements and 5 transactions in the caller's object) and spreads the
-rest thinly over the JavaScript, with no single hotspot: the log sink 1.2%, drizzle's own wrappers a few
-per cent, the edge's dispatch about 5%.
+| run | turns/s ÷ floor | at rest p50 ÷ floor | GetTask ÷ card | CPU, all of wrangler dev | the Worker's workerd | proxy ÷ floor | wrangler ÷ floor |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| as committed | 0.60× | 1.59× | 0.77× | 20.65 / 10.62 (1.95×) | 12.62 / 7.48 (1.69×) | 2.52× | 3.07× |
+| as committed, again | 0.54× | 1.52× | 0.82× | 19.73 / 9.62 (2.05×) | 12.02 / 6.70 (1.79×) | 2.72× | 3.20× |
+| log sink silent | 0.64× | 1.26× | 0.79× | 13.37 / 9.13 (1.46×) | 10.15 / 6.20 (1.64×) | 1.04× | 1.11× |
+| no events | 0.63× | 1.49× | 0.72× | 12.48 / 8.27 (1.51×) | 9.58 / 5.70 (1.68×) | 1.11× | 1.18× |
+
+So a turn's six lines cost about 2 ms of the Worker's workerd and 4.5 ms of the two tooling processes:
+about 0.05 to 0.1 of the turns/s ratio and up to 0.3 of the at-rest one. The events' own bookkeeping
+(building, redacting, their ids) costs next to nothing. Without the lines the Worker's workerd still
+spends about 1.65× the floor's CPU per turn, and one workerd thread runs every turn (the edge, the
+callers' objects, the Workflows engine): turns/s at 0.8× the floor's needs that near 1.25×, about 2.5 ms
+less a turn, with the lines silent too. Profiles at the same commit (V8's of the isolate, \`perf\` of the
+process) spread it over the whole turn with no single hotspot: SQLite in the caller's object, the ai
+SDK's request and response handling, drizzle's wrappers, the task's JSON built and parsed, the RPC
+arguments across the boundary. A warm turn runs 30 statements and 4 commits in the caller's object (the
+floor's: 2 commits); counted with uprobes on SQLite's WAL writer, those commits write about 53 pages
+(the project's Workflow instance about 21 more, the floor's whole turn about 32), at about 24 µs of CPU a
+page: the accept 19 (the task and its four indexes, the turn record, the \`messageId\` record, the push
+config, the count rows the triggers keep, the first event), the start 13 (the status write, its count
+rows, the user's conversation entry and its indexes), the finish 18 (the round and usage rows besides)
+and the close 3. Tables keyed by text without \`WITHOUT ROWID\` and the event log's \`AUTOINCREMENT\`
+account for about 12 of those pages: about 0.3 ms a turn.
 
 A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
 a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc
@@ -634,10 +630,9 @@ Workflows engine, so at rest SendMessage → push comes to about the Worker's wo
 the same few milliseconds on both sides (loopback, the proxy); under load, turns/s is bounded by the
 CPU of all three processes over this machine's two cores.
 
-The ratios move from run to run by about ±0.1×, more than most single changes do. Two \`--only floor\`
-runs back to back on 2026-12-03 gave turns/s 0.50× at commit 66440cc and 0.53× at 490331d, and at rest
-1.82× and 1.56×: the floor itself spent 8.8 and 10.1 ms of the Worker's workerd per turn, the project 17.3
-and 18.5. Compare commits in runs made alongside each other, not across READMEs.
+The ratios move from run to run by about ±0.1×, more than most single changes do: the two runs as
+committed above gave 0.60× and 0.54×, their floors 127 and 146 turns/s. Compare commits in runs made
+alongside each other, not across READMEs.
 
 ### Long run
 
