@@ -621,8 +621,11 @@ floor's: 2 commits); counted with uprobes on SQLite's WAL writer, those commits 
 page: the accept 19 (the task and its four indexes, the turn record, the \`messageId\` record, the push
 config, the count rows the triggers keep, the first event), the start 13 (the status write, its count
 rows, the user's conversation entry and its indexes), the finish 18 (the round and usage rows besides)
-and the close 3. Tables keyed by text without \`WITHOUT ROWID\` and the event log's \`AUTOINCREMENT\`
-account for about 12 of those pages: about 0.3 ms a turn.
+and the close 3. About 12 of those pages are the second b-tree of each table keyed by text and the
+\`AUTOINCREMENT\` counter of the event log and the conversation entries. With the migrations patched to
+drop them (\`WITHOUT ROWID\`, no \`AUTOINCREMENT\`; two runs, not committed), the Worker's workerd came to
+9.90 and 10.05 ms a turn against 10.12 and 12.20 in the runs as committed either side of them (the machine
+sped up between): within the noise, so no migration for it.
 
 A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
 a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc
