@@ -625,7 +625,10 @@ and the close 3. About 12 of those pages are the second b-tree of each table key
 \`AUTOINCREMENT\` counter of the event log and the conversation entries. With the migrations patched to
 drop them (\`WITHOUT ROWID\`, no \`AUTOINCREMENT\`; two runs, not committed), the Worker's workerd came to
 9.90 and 10.05 ms a turn against 10.12 and 12.20 in the runs as committed either side of them (the machine
-sped up between): within the noise, so no migration for it.
+sped up between): within the noise, so no migration for it. Nor is the close's round trip a lever: with
+the Workflow's call that closes the turn left out (and the in-flight cap lifted, since every turn then
+stays open; two runs, not committed) turns/s came to 0.60× and 0.56× against 0.60× and 0.57× as committed
+in the runs either side, and the Worker's workerd to 1.66× and 1.76× against 1.58× and 1.68×.
 
 A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
 a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc
