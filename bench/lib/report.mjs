@@ -628,7 +628,11 @@ drop them (\`WITHOUT ROWID\`, no \`AUTOINCREMENT\`; two runs, not committed), th
 sped up between): within the noise, so no migration for it. Nor is the close's round trip a lever: with
 the Workflow's call that closes the turn left out (and the in-flight cap lifted, since every turn then
 stays open; two runs, not committed) turns/s came to 0.60× and 0.56× against 0.60× and 0.57× as committed
-in the runs either side, and the Worker's workerd to 1.66× and 1.76× against 1.58× and 1.68×.
+in the runs either side, and the Worker's workerd to 1.66× and 1.76× against 1.58× and 1.68×. All of
+these at once (the sink silent, the slimmer tables, no close, and no “working” write before the model call;
+two runs, not committed) gave turns/s 0.67× and 0.64× against 0.57× and 0.48× as committed either side, and
+at rest 1.33× and 1.30× against 1.54× and 1.57×: the lines and these storage changes together leave
+turns/s well short of 0.8×; what is left is the turn's own work, its JavaScript and the SQL it needs.
 
 A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
 a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc
