@@ -585,10 +585,9 @@ request, and it holds the inspector connection that receives each \`console.log\
 always enables the inspector's console domain, and no flag turns it off), and wrangler itself (Node: it
 parses, source-maps and prints each log line). The last two are local tooling: on Workers neither runs.
 The project logs one JSON line per event (docs/telemetry.md; six per single-inference turn), the floor
-none. Under wrangler's CLI each line also crosses the devtools inspector that wrangler attaches to the
-Worker's isolate (the CLI has no flag to leave it detached; only its programmatic \`unstable_startWorker\`
-takes \`dev.inspector: false\`), and that costs CPU in all three processes: most of the gap in the two
-tooling rows is the project's lines. On Workers neither tooling process runs. The bench keeps the CLI's
+none. Each line crosses that inspector (wrangler's programmatic \`unstable_startWorker\` can leave it
+detached with \`dev.inspector: false\`, the CLI cannot), and that costs CPU in all three processes: most of
+the gap in the two tooling rows is the project's lines. On Workers neither tooling process runs. The bench keeps the CLI's
 default: that is the \`wrangler dev --local\` issue 19 measures on.
 
 **Where the gap is.** Four \`--only floor\` runs back to back at commit 0b7033a (2026-12-05): two as
@@ -606,10 +605,12 @@ So a turn's six lines cost about 2 ms of the Worker's workerd and 4.5 ms of the 
 about 0.05 to 0.1 of the turns/s ratio and up to 0.3 of the at-rest one. The events' own bookkeeping
 (building, redacting, their ids) costs next to nothing. Three more runs after those, two with the
 inspector detached (the CLI leaves it so when \`VSCODE_INSPECTOR_OPTIONS\` is set; the lines still reach
-its output, through workerd's structured logs) and one as committed, gave turns/s 0.67× and 0.58× against
+wrangler's output, through workerd's structured logs) and one as committed, gave turns/s 0.67× and 0.58× against
 0.56×, at rest 1.38× and 1.51× against 1.73×, and the Worker's workerd 1.60× and 1.80× against 1.77×: a
 detached inspector takes most of the lines' cost off the two tooling
-processes (1.05× to 1.63× the floor's), not the Worker's gap. Without the lines the Worker's workerd still
+processes (1.05× to 1.63× the floor's), not the Worker's gap.
+
+Without the lines the Worker's workerd still
 spends about 1.65× the floor's CPU per turn, and one workerd thread runs every turn (the edge, the
 callers' objects, the Workflows engine): turns/s at 0.8× the floor's needs that near 1.25×, about 2.5 ms
 less a turn, with the lines silent too. Profiles at the same commit (V8's of the isolate, \`perf\` of the
@@ -621,7 +622,9 @@ floor's: 2 commits); counted with uprobes on SQLite's WAL writer, those commits 
 page: the accept 19 (the task and its four indexes, the turn record, the \`messageId\` record, the push
 config, the count rows the triggers keep, the first event), the start 13 (the status write, its count
 rows, the user's conversation entry and its indexes), the finish 18 (the round and usage rows besides)
-and the close 3. About 12 of those pages are the second b-tree of each table keyed by text and the
+and the close 3.
+
+About 12 of those pages are the second b-tree of each table keyed by text and the
 \`AUTOINCREMENT\` counter of the event log and the conversation entries. With the migrations patched to
 drop them (\`WITHOUT ROWID\`, no \`AUTOINCREMENT\`; two runs, not committed), the Worker's workerd came to
 9.90 and 10.05 ms a turn against 10.12 and 12.20 in the runs as committed either side of them (the machine
