@@ -376,7 +376,7 @@ async function measureMain({ host, gatekeeper, config, deadline, floorSides }) {
   const floor = floorSides ? await runFloor(floorSides, config, deadline) : undefined;
   const { list, seeding, longRun } = await measureList({ host, gatekeeper, tally, config, deadline, floorSide: floorSides?.floor });
   assertNoReload(host);
-  if (floorSides) assertNoReload(floorSides.floor.host);
+  if (floorSides) for (const side of [floorSides.floor, floorSides.contract]) assertNoReload(side.host);
   turnPhase.stopWatching();
   return { edge, turns: turnPhase.batches, floor, list, seeding, longRun, tally };
 }
@@ -384,8 +384,8 @@ async function measureMain({ host, gatekeeper, config, deadline, floorSides }) {
 /** The floor comparison (lib/floor.mjs), neither side's Worker reloaded meanwhile. */
 async function runFloor(sides, config, deadline) {
   const settle = (host, gatekeeper, maxMs) => settleTurns(host, gatekeeper, maxMs, deadline);
-  // BENCH_PROFILE=floor profiles the floor worker's batch instead of the project's.
-  const side = process.env.BENCH_PROFILE === "floor" ? "floor" : "project";
+  // BENCH_PROFILE=floor (or =contract) profiles that floor worker's batch instead of the project's.
+  const side = process.env.BENCH_PROFILE === "floor" || process.env.BENCH_PROFILE === "contract" ? process.env.BENCH_PROFILE : "project";
   const profile = process.env.BENCH_PROFILE
     ? {
         side,
@@ -401,17 +401,20 @@ async function runFloor(sides, config, deadline) {
   return floor;
 }
 
-/** The floor worker's host (not started) with a gatekeeper of its own; both are stopped by `cleanups`. */
-async function startFloor(config, cleanups) {
+/**
+ * A floor worker's host (not started) with a gatekeeper of its own; both are stopped by `cleanups`.
+ * `wrangler.jsonc`: the floor; `wrangler.contract.jsonc`: the contract floor.
+ */
+async function startFloor(config, cleanups, wranglerConfig) {
   const gatekeeper = await startGatekeeper();
   cleanups.push(gatekeeper.close);
   const host = await createHost({
     root: ROOT,
-    config: join(BENCH_DIR, "floor", "wrangler.jsonc"),
+    config: join(BENCH_DIR, "floor", wranglerConfig),
     gatekeeper,
     stateDir: config.stateDir,
     turnsPerWorker: config.turnsPerWorker,
-    // The long run's floor caller takes its at-rest share too.
+    // The long run's floor caller takes its at-rest share too (the floor's, not the contract floor's).
     expectedTurns: floorTurnsNeeded(config.floor) + longRunFloorTurnsNeeded(config.long),
     vars: { GATEKEEPER_ORIGINS: JSON.stringify([gatekeeper.origin]), OPENAI_BASE_URL: gatekeeper.modelBaseUrl, OPENAI_MODEL: "bench" },
     secrets: { A2A_SIGNING_KEY: await signingKeyJson(), OPENAI_API_KEY: "bench" },
@@ -499,11 +502,17 @@ async function main() {
       secrets: { A2A_SIGNING_KEY: await signingKeyJson(), OPENAI_API_KEY: "bench" },
     });
     cleanups.push(host.stop);
-    // The floor worker (bench/floor/): a gatekeeper of its own (the same fake model), so each side's counts are its own.
-    const floorSides = parts.floor ? { project: { host, gatekeeper }, floor: await startFloor(config, cleanups) } : undefined;
-    await Promise.all([host.start(), floorSides?.floor.host.start()]);
+    // The floor workers (bench/floor/): a gatekeeper of its own each (the same fake model), so each side's counts are its own.
+    const floorSides = parts.floor
+      ? {
+          project: { host, gatekeeper },
+          floor: await startFloor(config, cleanups, "wrangler.jsonc"),
+          contract: await startFloor(config, cleanups, "wrangler.contract.jsonc"),
+        }
+      : undefined;
+    await Promise.all([host.start(), floorSides?.floor.host.start(), floorSides?.contract.host.start()]);
     say(`Worker on ${host.origin} (state in ${host.stateDir}; a fresh workerd every ${host.turnBudget.toLocaleString("en-US")} turns)`);
-    if (floorSides) say(`Floor worker on ${floorSides.floor.host.origin}`);
+    if (floorSides) say(`Floor worker on ${floorSides.floor.host.origin}, contract floor on ${floorSides.contract.host.origin}`);
 
     // Its start made one verified call already: a wrong `aud`, `jku` or GATEKEEPER_ORIGINS would have stopped the run there.
     const main = parts.main ? await measureMain({ host, gatekeeper, config, deadline, floorSides }) : undefined;

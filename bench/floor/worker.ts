@@ -8,7 +8,7 @@
 // push, signed with the project's callback JWT, through its delivery). Nothing
 // else: no conversation, no idempotency by messageId, no recovery, no events.
 import { DurableObject, WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
-import { RpcError, taskNotFound, toRpcErrorValue, unsupportedOperation } from "../../src/a2a/errors.ts";
+import { RpcError, invalidParams, taskNotFound, toRpcErrorValue, unsupportedOperation } from "../../src/a2a/errors.ts";
 import { GatekeeperJwks } from "../../src/a2a/gatekeeper-jwks.ts";
 import { loadGatekeeperOrigins } from "../../src/a2a/gatekeeper-origins.ts";
 import { parseJsonRpc, rpcError, rpcResult, type JsonRpcId } from "../../src/a2a/jsonrpc.ts";
@@ -39,11 +39,21 @@ interface TurnParams {
 }
 
 /** A task in wire JSON, as far as the floor writes one. */
-interface TaskJson {
+export interface TaskJson {
   id: string;
   contextId: string;
   status: { state: string; timestamp: string };
   artifacts?: { artifactId: string; parts: { text: string }[] }[];
+}
+
+/** What the edge hands the caller's object for a new task. */
+export interface FloorBegin {
+  taskId: string;
+  contextId: string;
+  /** The message's own id (the contract floor keeps sends idempotent on it; the floor does not read it). */
+  messageId: string;
+  text: string;
+  push: unknown;
 }
 
 const CARD = {
@@ -109,7 +119,9 @@ export default {
           if (configuration?.returnImmediately !== true) throw unsupportedOperation("the floor worker answers SendMessage with returnImmediately only");
           const push = validatePushConfig(configuration.taskPushNotificationConfig, allowlist);
           const text = (message?.parts ?? []).map((p) => p.text ?? "").join("");
-          const task = await stub.begin({ taskId: crypto.randomUUID(), contextId: message?.contextId ?? crypto.randomUUID(), text, push });
+          const messageId = message?.messageId ?? crypto.randomUUID();
+          const task = await stub.begin({ taskId: crypto.randomUUID(), contextId: message?.contextId ?? crypto.randomUUID(), messageId, text, push });
+          if (!task) throw invalidParams("a retry of params.message.messageId whose message differs");
           // As the project's edge starts its turn: past the reply, never delaying it.
           ctx.waitUntil(
             env.FLOOR_TURN.create({ id: task.id, params: { object, taskId: task.id, origin } }).catch((error: unknown) => {
@@ -137,7 +149,8 @@ export class FloorCaller extends DurableObject<Env> {
     );
   }
 
-  begin({ taskId, contextId, text, push }: { taskId: string; contextId: string; text: string; push: unknown }): TaskJson {
+  /** `null` only from the contract floor: a retried messageId whose message differs. */
+  begin({ taskId, contextId, text, push }: FloorBegin): TaskJson | null {
     const task: TaskJson = { id: taskId, contextId, status: { state: "TASK_STATE_SUBMITTED", timestamp: new Date().toISOString() } };
     this.ctx.storage.sql.exec(
       "INSERT INTO tasks (id, state, task, text, push) VALUES (?, ?, ?, ?, ?)",
@@ -161,34 +174,46 @@ export class FloorCaller extends DurableObject<Env> {
       .exec<{ task: string; text: string; state: string }>("SELECT task, text, state FROM tasks WHERE id = ?", taskId)
       .toArray()[0];
     if (row?.state !== "TASK_STATE_SUBMITTED") return;
-    const response = await fetch(`${this.env.OPENAI_BASE_URL}/chat/completions`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Authorization: `Bearer ${this.env.OPENAI_API_KEY ?? ""}` },
-      body: JSON.stringify({ model: this.env.OPENAI_MODEL, messages: [{ role: "user", content: row.text }] }),
-    });
-    if (!response.ok) throw new Error(`the model answered HTTP ${response.status}`);
-    const completion = (await response.json()) as { choices?: { message?: { content?: string | null } }[] };
-    const answer = completion.choices?.[0]?.message?.content ?? "";
+    const submitted = JSON.parse(row.task) as TaskJson;
+    const answer = await this.answer(submitted, row.text);
     const task: TaskJson = {
-      ...(JSON.parse(row.task) as TaskJson),
+      ...submitted,
       status: { state: "TASK_STATE_COMPLETED", timestamp: new Date().toISOString() },
       artifacts: [{ artifactId: "answer", parts: [{ text: answer }] }],
     };
-    this.ctx.storage.sql.exec(
+    const written = this.ctx.storage.sql.exec(
       "UPDATE tasks SET state = ?, task = ? WHERE id = ? AND state = 'TASK_STATE_SUBMITTED'",
       task.status.state,
       JSON.stringify(task),
       taskId,
-    );
+    ).rowsWritten;
+    if (written > 0) this.finished(task, answer);
   }
+
+  /** The model call: one chat completion of the user's text, a bare `fetch`. */
+  protected async answer(_task: TaskJson, text: string): Promise<string> {
+    const response = await fetch(`${this.env.OPENAI_BASE_URL}/chat/completions`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${this.env.OPENAI_API_KEY ?? ""}` },
+      body: JSON.stringify({ model: this.env.OPENAI_MODEL, messages: [{ role: "user", content: text }] }),
+    });
+    if (!response.ok) throw new Error(`the model answered HTTP ${response.status}`);
+    const completion = (await response.json()) as { choices?: { message?: { content?: string | null } }[] };
+    return completion.choices?.[0]?.message?.content ?? "";
+  }
+
+  /** Written with the terminal write, in its commit (no await in between); the floor writes nothing more. */
+  protected finished(_task: TaskJson, _answer: string): void {}
 
   /** The Workflow's `deliver` step: the signed push of the task as it stands; a failure is the step's to retry. */
   async deliver(taskId: string, origin: string): Promise<void> {
     const row = this.ctx.storage.sql.exec<{ task: string; push: string }>("SELECT task, push FROM tasks WHERE id = ?", taskId).toArray()[0];
     if (!row) return;
+    // Parsed once: the push body and what `delivered` reads.
+    const task = JSON.parse(row.task);
     const attempt = await deliverPush({
       config: JSON.parse(row.push),
-      body: { task: JSON.parse(row.task) },
+      body: { task },
       seq: 1,
       key: await loadSigningKey(this.env.A2A_SIGNING_KEY),
       origin,
@@ -196,7 +221,11 @@ export class FloorCaller extends DurableObject<Env> {
       taskId,
     });
     if (attempt.kind === "transient") throw new Error(`push answered HTTP ${attempt.status}`);
+    this.delivered(task as TaskJson, "status" in attempt ? attempt.status : 0, attempt.kind);
   }
+
+  /** After a push that needs no retry; the floor records nothing. */
+  protected delivered(_task: TaskJson, _status: number, _outcome: string): void {}
 }
 
 /** A turn: two steps, each one RPC into the caller's object. */

@@ -1,7 +1,8 @@
 // The floor comparison (bench/README.md "Floor"): the project's turns and
-// edge against the floor worker's (bench/floor/worker.ts), measured in the same
-// run, in alternating rounds (project, floor; floor, project; …) so a slow
-// spell of the machine lands on both alike.
+// edge against the floor worker's (bench/floor/worker.ts), and its turns against
+// the contract floor's (bench/floor/contract-caller.ts), measured in the same
+// run, in alternating rounds (project, floor, contract; contract, floor,
+// project; …) so a slow spell of the machine lands on every side alike.
 import { CARD_PATH } from "../../src/a2a/wire.ts";
 import { getJson } from "./a2a.mjs";
 import { compare, runPool } from "./load.mjs";
@@ -35,16 +36,29 @@ export async function ensureTurnRoom({ host, gatekeeper }, needed, { settle, say
   await host.restart();
 }
 
+/** The turn figures of project ÷ `other` (above 1 for a latency is slower, below 1 for a rate is fewer). */
+const turnRatios = (p, other) => ({
+  turnsPerS: ratio(p.loaded.turnsPerS, other.loaded.turnsPerS),
+  sendToPushP50: ratio(p.atRest.sendToPush.p50, other.atRest.sendToPush.p50),
+  sendToPushP95: ratio(p.atRest.sendToPush.p95, other.atRest.sendToPush.p95),
+  acceptP50: ratio(p.atRest.accept.p50, other.atRest.accept.p50),
+  loadedSendToPushP50: ratio(p.loaded.sendToPush.p50, other.loaded.sendToPush.p50),
+  loadedAcceptP50: ratio(p.loaded.accept.p50, other.loaded.accept.p50),
+  cpuPerTurn:
+    p.cpuPerTurn && other.cpuPerTurn ? Object.fromEntries(Object.keys(p.cpuPerTurn).map((k) => [k, ratio(p.cpuPerTurn[k], other.cpuPerTurn[k])])) : null,
+});
+
 /**
- * Measures both sides. `sides` are `{ project, floor }`, each `{ host, gatekeeper }`
+ * Measures every side. `sides` are `{ project, floor, contract }`, each `{ host, gatekeeper }`
  * (a gatekeeper of its own each: its counts and pushes are that side's alone);
+ * the contract floor's turns are measured, not its edge (it is the floor's);
  * `settle(host, gatekeeper, maxMs)` waits for a host's turns to die down.
- * @param {{ sides: Record<"project" | "floor", { host: any, gatekeeper: any }>, config: { callers: number, turns: number, sequential: number,
+ * @param {{ sides: Record<"project" | "floor" | "contract", { host: any, gatekeeper: any }>, config: { callers: number, turns: number, sequential: number,
  *   n: number, concurrency: number, warmup: number, rounds: number }, deadline: number, settle: Function, say: (line: string) => void,
  *   profile?: { side: string, start: (host: any) => Promise<{ stop: () => Promise<any> }>, done: (profile: any) => Promise<void> } }} options
  */
 export async function measureFloor({ sides, config, deadline, settle, say, profile }) {
-  const names = /** @type {const} */ (["project", "floor"]);
+  const names = /** @type {const} */ (["project", "floor", "contract"]);
   const run = Date.now().toString(36);
   /** Per side: its callers (16 at a time, and one at rest) and the task its GetTask reads. */
   const setup = {};
@@ -63,9 +77,9 @@ export async function measureFloor({ sides, config, deadline, settle, say, profi
   }
 
   /** @type {Record<string, { loaded: any[], atRest: any[] }>} */
-  const batches = { project: { loaded: [], atRest: [] }, floor: { loaded: [], atRest: [] } };
+  const batches = Object.fromEntries(names.map((name) => [name, { loaded: [], atRest: [] }]));
   /** Per side: CPU seconds its wrangler dev spent by process over its measured turns (null off Linux). */
-  const cpu = { project: null, floor: null };
+  const cpu = Object.fromEntries(names.map((name) => [name, null]));
   const watchers = [];
   const share = (total, round) => roundShare(total, config.rounds, round);
   for (let round = 0; round < config.rounds; round++) {
@@ -89,8 +103,8 @@ export async function measureFloor({ sides, config, deadline, settle, say, profi
   const late = sumLate(watchers);
 
   for (const name of names) await settle(sides[name].host, sides[name].gatekeeper, 60_000);
-  // Each side's card and GetTask, all four kinds in alternating blocks.
-  const kinds = names.flatMap((name) => {
+  // The project's and the floor's card and GetTask, all four kinds in alternating blocks.
+  const kinds = /** @type {const} */ (["project", "floor"]).flatMap((name) => {
     const { host } = sides[name];
     const { atRest, taskId } = setup[name];
     return [
@@ -104,16 +118,12 @@ export async function measureFloor({ sides, config, deadline, settle, say, profi
 
   const result = {};
   for (const name of names) {
+    result[name] = { loaded: mergeTurns(batches[name].loaded), atRest: mergeTurns(batches[name].atRest), cpuPerTurn: perTurn(cpu[name], batches[name]) };
+  }
+  for (const name of /** @type {const} */ (["project", "floor"])) {
     const card = edge[`${name}Card`];
     const getTask = edge[`${name}GetTask`];
-    result[name] = {
-      loaded: mergeTurns(batches[name].loaded),
-      atRest: mergeTurns(batches[name].atRest),
-      card,
-      getTask,
-      getTaskOverCard: { throughput: ratio(getTask.rps, card.rps), p50: ratio(getTask.p50, card.p50) },
-      cpuPerTurn: perTurn(cpu[name], batches[name]),
-    };
+    Object.assign(result[name], { card, getTask, getTaskOverCard: { throughput: ratio(getTask.rps, card.rps), p50: ratio(getTask.p50, card.p50) } });
   }
   const p = result.project;
   const f = result.floor;
@@ -121,20 +131,14 @@ export async function measureFloor({ sides, config, deadline, settle, say, profi
     config,
     ...result,
     late,
-    // Project ÷ floor: above 1 for a latency is slower, below 1 for a rate is fewer.
     ratios: {
-      turnsPerS: ratio(p.loaded.turnsPerS, f.loaded.turnsPerS),
-      sendToPushP50: ratio(p.atRest.sendToPush.p50, f.atRest.sendToPush.p50),
-      sendToPushP95: ratio(p.atRest.sendToPush.p95, f.atRest.sendToPush.p95),
-      acceptP50: ratio(p.atRest.accept.p50, f.atRest.accept.p50),
-      loadedSendToPushP50: ratio(p.loaded.sendToPush.p50, f.loaded.sendToPush.p50),
-      loadedAcceptP50: ratio(p.loaded.accept.p50, f.loaded.accept.p50),
+      ...turnRatios(p, f),
       getTaskRps: ratio(p.getTask.rps, f.getTask.rps),
       getTaskP50: ratio(p.getTask.p50, f.getTask.p50),
       cardRps: ratio(p.card.rps, f.card.rps),
       getTaskOverCard: ratio(p.getTaskOverCard.throughput, f.getTaskOverCard.throughput),
-      cpuPerTurn: p.cpuPerTurn && f.cpuPerTurn ? Object.fromEntries(Object.keys(p.cpuPerTurn).map((k) => [k, ratio(p.cpuPerTurn[k], f.cpuPerTurn[k])])) : null,
     },
+    contractRatios: turnRatios(p, result.contract),
   };
 }
 

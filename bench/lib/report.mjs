@@ -155,6 +155,47 @@ function floorSection(f) {
   };
 }
 
+/**
+ * The same run's turns against the contract floor (bench/floor/contract-caller.ts):
+ * how far the project is from the least code doing what a turn must; issue 19's
+ * targets are shown for comparison, not as its test (that is the floor's table).
+ */
+function contractSection(f) {
+  const { project: p, contract: k, contractRatios: q, config: c } = f;
+  const row = (label, pv, kv, r, fmt, target = "") => [label, fmt(pv), fmt(kv), times(r), target];
+  const rows = [
+    row(
+      `turns/s, ${c.callers} callers, ${c.callers} open at a time`,
+      p.loaded.turnsPerS,
+      k.loaded.turnsPerS,
+      q.turnsPerS,
+      f1,
+      against(q.turnsPerS, FLOOR_TARGETS.turnsPerS, true),
+    ),
+    row(
+      "SendMessage → push p50 ms, at rest (one at a time)",
+      p.atRest.sendToPush.p50,
+      k.atRest.sendToPush.p50,
+      q.sendToPushP50,
+      ms,
+      against(q.sendToPushP50, FLOOR_TARGETS.sendToPushP50, false),
+    ),
+    row("SendMessage → push p95 ms, at rest", p.atRest.sendToPush.p95, k.atRest.sendToPush.p95, q.sendToPushP95, ms),
+    row("accept p50 ms, at rest", p.atRest.accept.p50, k.atRest.accept.p50, q.acceptP50, ms),
+    row(`SendMessage → push p50 ms, ${c.callers} open`, p.loaded.sendToPush.p50, k.loaded.sendToPush.p50, q.loadedSendToPushP50, ms),
+    ...(p.cpuPerTurn && k.cpuPerTurn && q.cpuPerTurn
+      ? Object.entries(CPU_LABELS).map(([role, label]) => row(label, p.cpuPerTurn[role], k.cpuPerTurn[role], q.cpuPerTurn[role], ms))
+      : []),
+  ];
+  const checks = [batchChecks(`contract floor ${c.callers} open`, k.loaded), batchChecks("contract floor at rest", k.atRest)].join("; ");
+  return {
+    title: `Contract floor: the project ÷ the floor doing what the contract asks of a turn (bench/floor/contract-caller.ts), the same run and rounds`,
+    headers: ["", "project", "contract floor", "project ÷ contract floor", "issue 19's targets, for comparison"],
+    rows,
+    note: `Checks: ${checks}. The project's checks are in the table above.`,
+  };
+}
+
 /** The floor comparison's batches that `batchWarnings` warns of. */
 function floorWarnings(floor) {
   return batchWarnings("floor comparison", [
@@ -162,6 +203,8 @@ function floorWarnings(floor) {
     ["project at rest", floor.project.atRest],
     ["floor loaded", floor.floor.loaded],
     ["floor at rest", floor.floor.atRest],
+    ["contract floor loaded", floor.contract.loaded],
+    ["contract floor at rest", floor.contract.atRest],
   ]);
 }
 
@@ -230,9 +273,9 @@ function longRunWarnings(l) {
 
 /** The floor comparison alone (`--only floor`, `--smoke`), for stdout. */
 export function renderFloorText({ date, machine, floor, smoke }) {
-  const s = floorSection(floor);
   const head = [`A2A floor bench${smoke ? " (smoke: small counts, the ratios shown and not asserted)" : ""}, ${date}`, `Machine: ${machineLine(machine)}`, ""];
-  return [...head, s.title, textTable(s.headers, s.rows), s.note, ...floorWarnings(floor).map((w) => `WARNING: ${w}`)].join("\n");
+  const tables = [floorSection(floor), contractSection(floor)].flatMap((s) => [s.title, textTable(s.headers, s.rows), s.note, ""]);
+  return [...head, ...tables, ...floorWarnings(floor).map((w) => `WARNING: ${w}`)].join("\n");
 }
 
 const EDGE_LABELS = {
@@ -274,7 +317,7 @@ function sections(r) {
       rows: [...edgeRows(r.edge.sequential, false), ...ratioRows(r.edge.ratios.sequential, false)],
     },
     ...["sequential", "concurrent"].filter((k) => r.turns?.[k]).map((k) => turnSection(r.turns[k])),
-    ...(r.floor ? [floorSection(r.floor)] : []),
+    ...(r.floor ? [floorSection(r.floor), contractSection(r.floor)] : []),
     {
       title: `ListTasks first page (pageSize ${c.pageSize}), ${int(c.listN)} sequential calls per caller`,
       headers: ["caller's Durable Object holds", "p50 ms", "p99 ms"],
@@ -564,12 +607,23 @@ under \`wrangler dev --local\` the same way (\`--config\`, storage on tmpfs, the
 with a gatekeeper of its own (the same code: JWKS, push receiver, fake model), so each side's
 counts are its own.
 
-Both are measured in the same run, in ${int(c.floor?.rounds ?? c.rounds)} rounds that alternate
-which side goes first (project, floor; floor, project; …): per round and side, a share of
+The **contract floor** (\`bench/floor/contract-caller.ts\`, its own \`bench/floor/wrangler.contract.jsonc\`) is
+the floor worker, edge and Workflow unchanged, whose caller's object also does, in the least code
+(raw SQL, one commit a step), what ../shared/CONTRACT.md and docs/telemetry.md ask of every turn and
+the floor leaves out: idempotency by \`messageId\` (a retry answers with its task), one conversation per
+\`contextId\` (read for the model, the answer appended), a persisted event log with \`seq\`, a turn record
+the delivery clears (what recovery reads), the model called through the \`ai\` SDK (as the project must
+call it), and one JSON log line per event, six a turn. It has no quotas, usage rows, plugins, tools or
+wire types, and its event ids are random, not derived. Its table divides the project's turn figures by
+its own: how far the project is from the least code that does a turn's required work. The floor's
+table, issue 19's test, also counts the cost of that work.
+
+All three are measured in the same run, in ${int(c.floor?.rounds ?? c.rounds)} rounds that alternate
+the order (project, floor, contract floor; contract floor, floor, project; …): per round and side, a share of
 ${int(c.floor?.turns ?? 0)} turns from ${int(c.floor?.callers ?? 16)} callers with as many open at a time
 (one caller each, on average), then a share of ${int(c.floor?.sequential ?? 0)} turns one at a time
 (**at rest**) from one more caller; each side warms up first. Then the static card route and a verified
-\`GetTask\` of each side, ${int(c.floor?.n ?? 0)} requests per kind at concurrency ${c.floor?.concurrency ?? c.concurrency},
+\`GetTask\` of the project and the floor, ${int(c.floor?.n ?? 0)} requests per kind at concurrency ${c.floor?.concurrency ?? c.concurrency},
 all four kinds in alternating blocks. Every push is checked as in the turn tables. Each figure
 is reported as **project ÷ floor**; the targets (issue 19) are turns/s at ${int(c.floor?.callers ?? 16)}
 callers **≥ 0.8×** the floor's, SendMessage → push p50 at rest **≤ 1.3×** the floor's, and the
@@ -636,6 +690,30 @@ these at once (the sink silent, the slimmer tables, no close, and no “working�
 two runs, not committed) gave turns/s 0.67× and 0.64× against 0.57× and 0.48× as committed either side, and
 at rest 1.33× and 1.30× against 1.54× and 1.57×: the lines and these storage changes together leave
 turns/s well short of 0.8×; what is left is the turn's own work, its JavaScript and the SQL it needs.
+
+**What the turn's required work costs.** Before the contract floor joined the bench, ten \`--only floor\`
+runs at 5fff345 (2026-12-06) patched the floor worker step by step (not committed; each row's runs
+alternated with the others'): first the storage (idempotency, the conversation, the event log, the turn
+record), then the model through the \`ai\` SDK, then the six lines: the contract floor (which keeps a
+message's text to tell a differing retry by, where the patch kept its SHA-256).
+Each figure is project ÷ that floor in the same run; the last column is that floor's Worker's workerd.
+
+| the floor, as | runs | turns/s ÷ | at rest p50 ÷ | the Worker's workerd ÷ | its ms a turn |
+| --- | ---: | ---: | ---: | ---: | ---: |
+| committed | 2 | 0.60×, 0.59× | 1.53×, 1.46× | 1.59×, 1.63× | 12.4, 10.7 |
+| + the storage | 4 | 0.70×, 0.62×, 0.60×, 0.66× | 1.41×, 1.51×, 1.32×, 1.28× | 1.36×, 1.52×, 1.57×, 1.37× | 12.8, 11.5, 10.3, 11.9 |
+| + the \`ai\` SDK | 2 | 0.66×, 0.75× | 1.24×, 1.27× | 1.37×, 1.25× | 13.8, 13.7 |
+| + six log lines a turn | 2 | 0.94×, 0.81× | 1.08×, 1.07× | 1.17×, 1.30× | 16.4, 13.6 |
+
+So the work a turn must do, in the least code, costs about what separated the project from the floor:
+the storage half a millisecond to one of the Worker's CPU a turn, the \`ai\` SDK about one and a half to
+two, the six lines about two there and four to five more in wrangler's two tooling processes. Against a
+floor that does that work the project comes near both turn targets: in the three full-size runs with the
+contract floor as committed (two \`--only floor\` runs at 5fff345 with this change, then the full run above)
+turns/s came to 0.74×, 0.99× and 0.79×, at rest 1.31×, 0.95× and 1.15×: within the run-to-run noise
+of 0.8× and 1.3×. What is left (the Worker's workerd 1.41×, 1.03× and 1.33× the contract floor's) is the
+project's own code over that least code: drizzle, the agents SDK, the wire types, quotas and usage, the
+plugins, derived event ids.
 
 A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
 a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc
@@ -764,7 +842,7 @@ of the floor comparison under V8's sampling profiler, over wrangler's inspector 
 (\`bench/lib/profile.mjs\`): it prints the heaviest functions (their own time, and with what they
 called), the time by module (each line of the bundle named by the module it came from, a native
 call such as a SQLite statement counted for the module that made it) and writes \`bench/results/project-turns.cpuprofile\` for Chrome DevTools or speedscope.
-\`BENCH_PROFILE=floor\` profiles the floor worker's batch instead (\`bench/results/floor-turns.cpuprofile\`).
+\`BENCH_PROFILE=floor\` profiles the floor worker's batch instead (\`bench/results/floor-turns.cpuprofile\`), and \`BENCH_PROFILE=contract\` the contract floor's.
 The profiler costs time itself: read its shares, not that run's figures.
 
 \`npm run bench:soak\` is a separate run: turns from many callers with failures injected and the
