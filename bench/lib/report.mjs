@@ -107,34 +107,52 @@ function batchWarnings(prefix, batches) {
   return out;
 }
 
-/** The floor comparison (lib/floor.mjs): project, floor, project ÷ floor, and the issue's target where it sets one. */
-function floorSection(f) {
-  const { project: p, floor: w, ratios: q, config: c } = f;
-  const row = (label, pv, wv, r, fmt, target = "") => [label, fmt(pv), fmt(wv), times(r), target];
-  const rows = [
-    row(
+const sideRow = (label, pv, ov, r, fmt, target = "") => [label, fmt(pv), fmt(ov), times(r), target];
+
+/**
+ * The turn rows of project `p` against side `o` (lib/floor.mjs `turnRatios` `q`),
+ * with issue 19's targets on the two it sets; then the edge's rows (`edge`, the
+ * floor's table only) and CPU ms a turn.
+ */
+function turnRows(p, o, q, c, edge = []) {
+  return [
+    sideRow(
       `turns/s, ${c.callers} callers, ${c.callers} open at a time`,
       p.loaded.turnsPerS,
-      w.loaded.turnsPerS,
+      o.loaded.turnsPerS,
       q.turnsPerS,
       f1,
       against(q.turnsPerS, FLOOR_TARGETS.turnsPerS, true),
     ),
-    row(
+    sideRow(
       "SendMessage → push p50 ms, at rest (one at a time)",
       p.atRest.sendToPush.p50,
-      w.atRest.sendToPush.p50,
+      o.atRest.sendToPush.p50,
       q.sendToPushP50,
       ms,
       against(q.sendToPushP50, FLOOR_TARGETS.sendToPushP50, false),
     ),
-    row("SendMessage → push p95 ms, at rest", p.atRest.sendToPush.p95, w.atRest.sendToPush.p95, q.sendToPushP95, ms),
-    row("accept p50 ms, at rest", p.atRest.accept.p50, w.atRest.accept.p50, q.acceptP50, ms),
-    row(`SendMessage → push p50 ms, ${c.callers} open`, p.loaded.sendToPush.p50, w.loaded.sendToPush.p50, q.loadedSendToPushP50, ms),
-    row(`accept p50 ms, ${c.callers} open`, p.loaded.accept.p50, w.loaded.accept.p50, q.loadedAcceptP50, ms),
-    row(`GetTask req/s, concurrency ${c.concurrency}`, p.getTask.rps, w.getTask.rps, q.getTaskRps, rate),
-    row("GetTask p50 ms", p.getTask.p50, w.getTask.p50, q.getTaskP50, ms),
-    row(`GET agent-card req/s (the static card route), concurrency ${c.concurrency}`, p.card.rps, w.card.rps, q.cardRps, rate),
+    sideRow("SendMessage → push p95 ms, at rest", p.atRest.sendToPush.p95, o.atRest.sendToPush.p95, q.sendToPushP95, ms),
+    sideRow("accept p50 ms, at rest", p.atRest.accept.p50, o.atRest.accept.p50, q.acceptP50, ms),
+    sideRow(`SendMessage → push p50 ms, ${c.callers} open`, p.loaded.sendToPush.p50, o.loaded.sendToPush.p50, q.loadedSendToPushP50, ms),
+    sideRow(`accept p50 ms, ${c.callers} open`, p.loaded.accept.p50, o.loaded.accept.p50, q.loadedAcceptP50, ms),
+    ...edge,
+    ...(p.cpuPerTurn && o.cpuPerTurn && q.cpuPerTurn
+      ? Object.entries(CPU_LABELS).map(([role, label]) => sideRow(label, p.cpuPerTurn[role], o.cpuPerTurn[role], q.cpuPerTurn[role], ms))
+      : []),
+  ];
+}
+
+/** A side's checks, loaded and at rest, as a clause of a table's note. */
+const sideChecks = (name, side, c) => [batchChecks(`${name} ${c.callers} open`, side.loaded), batchChecks(`${name} at rest`, side.atRest)].join("; ");
+
+/** The floor comparison (lib/floor.mjs): project, floor, project ÷ floor, and the issue's target where it sets one. */
+function floorSection(f) {
+  const { project: p, floor: w, ratios: q, config: c } = f;
+  const edge = [
+    sideRow(`GetTask req/s, concurrency ${c.concurrency}`, p.getTask.rps, w.getTask.rps, q.getTaskRps, rate),
+    sideRow("GetTask p50 ms", p.getTask.p50, w.getTask.p50, q.getTaskP50, ms),
+    sideRow(`GET agent-card req/s (the static card route), concurrency ${c.concurrency}`, p.card.rps, w.card.rps, q.cardRps, rate),
     [
       "GetTask ÷ card, req/s",
       times(p.getTaskOverCard.throughput),
@@ -142,16 +160,12 @@ function floorSection(f) {
       times(q.getTaskOverCard),
       `project ${against(p.getTaskOverCard.throughput, FLOOR_TARGETS.getTaskOverCard, true)}`,
     ],
-    ...(p.cpuPerTurn && w.cpuPerTurn && q.cpuPerTurn
-      ? Object.entries(CPU_LABELS).map(([role, label]) => row(label, p.cpuPerTurn[role], w.cpuPerTurn[role], q.cpuPerTurn[role], ms))
-      : []),
   ];
-  const checks = (name, side) => [batchChecks(`${name} ${c.callers} open`, side.loaded), batchChecks(`${name} at rest`, side.atRest)].join("; ");
   return {
     title: `Floor: the project ÷ the floor worker (bench/floor/), ${int(c.turns)} turns from ${c.callers} callers and ${int(c.sequential)} at rest a side, ${int(c.n)} requests per edge kind, in ${c.rounds} alternating rounds`,
     headers: ["", "project", "floor", "project ÷ floor", "target"],
-    rows,
-    note: `Checks: ${checks("project", p)}; ${checks("floor", w)}; later, ${f.late.pushes} more push(es) and ${f.late.modelCalls} model call(s) of measured turns.`,
+    rows: turnRows(p, w, q, c, edge),
+    note: `Checks: ${sideChecks("project", p, c)}; ${sideChecks("floor", w, c)}; later, ${f.late.pushes} more push(es) and ${f.late.modelCalls} model call(s) of measured turns.`,
   };
 }
 
@@ -162,37 +176,11 @@ function floorSection(f) {
  */
 function contractSection(f) {
   const { project: p, contract: k, contractRatios: q, config: c } = f;
-  const row = (label, pv, kv, r, fmt, target = "") => [label, fmt(pv), fmt(kv), times(r), target];
-  const rows = [
-    row(
-      `turns/s, ${c.callers} callers, ${c.callers} open at a time`,
-      p.loaded.turnsPerS,
-      k.loaded.turnsPerS,
-      q.turnsPerS,
-      f1,
-      against(q.turnsPerS, FLOOR_TARGETS.turnsPerS, true),
-    ),
-    row(
-      "SendMessage → push p50 ms, at rest (one at a time)",
-      p.atRest.sendToPush.p50,
-      k.atRest.sendToPush.p50,
-      q.sendToPushP50,
-      ms,
-      against(q.sendToPushP50, FLOOR_TARGETS.sendToPushP50, false),
-    ),
-    row("SendMessage → push p95 ms, at rest", p.atRest.sendToPush.p95, k.atRest.sendToPush.p95, q.sendToPushP95, ms),
-    row("accept p50 ms, at rest", p.atRest.accept.p50, k.atRest.accept.p50, q.acceptP50, ms),
-    row(`SendMessage → push p50 ms, ${c.callers} open`, p.loaded.sendToPush.p50, k.loaded.sendToPush.p50, q.loadedSendToPushP50, ms),
-    ...(p.cpuPerTurn && k.cpuPerTurn && q.cpuPerTurn
-      ? Object.entries(CPU_LABELS).map(([role, label]) => row(label, p.cpuPerTurn[role], k.cpuPerTurn[role], q.cpuPerTurn[role], ms))
-      : []),
-  ];
-  const checks = [batchChecks(`contract floor ${c.callers} open`, k.loaded), batchChecks("contract floor at rest", k.atRest)].join("; ");
   return {
-    title: `Contract floor: the project ÷ the floor doing what the contract asks of a turn (bench/floor/contract-caller.ts), the same run and rounds`,
+    title: "Contract floor: the project ÷ the floor doing what the contract asks of a turn (bench/floor/contract-caller.ts), the same run and rounds",
     headers: ["", "project", "contract floor", "project ÷ contract floor", "issue 19's targets, for comparison"],
-    rows,
-    note: `Checks: ${checks}. The project's checks are in the table above.`,
+    rows: turnRows(p, k, q, c),
+    note: `Checks: ${sideChecks("contract floor", k, c)}. The project's checks are in the table above.`,
   };
 }
 
