@@ -696,12 +696,13 @@ Each figure is project ÷ that floor in the same run; the last column is that fl
 So the work a turn must do, in the least code, costs about what separated the project from the floor:
 the storage half a millisecond to one of the Worker's CPU a turn, the \`ai\` SDK about one and a half to
 two, the six lines about two there and four to five more in wrangler's two tooling processes. Against a
-floor that does that work the project comes near both turn targets: in the three full-size runs with the
-contract floor as committed (two \`--only floor\` runs at 5fff345 with this change, then the full run above)
-turns/s came to 0.74×, 0.99× and 0.79×, at rest 1.31×, 0.95× and 1.15×: within the run-to-run noise
-of 0.8× and 1.3×. What is left (the Worker's workerd 1.41×, 1.03× and 1.33× the contract floor's) is the
-project's own code over that least code: drizzle, the agents SDK, the wire types, quotas and usage, the
-plugins, derived event ids.
+floor that does that work the project comes near both turn targets: in six full-size runs with the
+contract floor as committed (two \`--only floor\` runs, the full run above, three more \`--only floor\` runs at 7aa5383;
+the first three before its differing-retry check, a path the bench never takes) turns/s came to 0.74×, 0.99×, 0.79×, 0.78×, 0.77× and 0.94× (median 0.79×), at rest 1.31×,
+0.95×, 1.15×, 1.25×, 1.19× and 0.98× (median 1.17×), while against the issue's floor the same runs gave
+0.51× to 0.66× and 1.34× to 1.68×. What is left (the Worker's workerd 1.03× to 1.41× the contract
+floor's) is the project's own code over that least code: drizzle, the agents SDK, the wire types, quotas
+and usage, the plugins, derived event ids.
 
 A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
 a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc
