@@ -385,7 +385,8 @@ async function measureMain({ host, gatekeeper, config, deadline, floorSides }) {
 async function runFloor(sides, config, deadline) {
   const settle = (host, gatekeeper, maxMs) => settleTurns(host, gatekeeper, maxMs, deadline);
   // BENCH_PROFILE=floor (or =contract) profiles that floor worker's batch instead of the project's.
-  const side = process.env.BENCH_PROFILE === "floor" || process.env.BENCH_PROFILE === "contract" ? process.env.BENCH_PROFILE : "project";
+  const wanted = process.env.BENCH_PROFILE ?? "";
+  const side = wanted === "floor" || wanted === "contract" ? wanted : "project";
   const profile = process.env.BENCH_PROFILE
     ? {
         side,

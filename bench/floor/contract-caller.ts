@@ -1,6 +1,7 @@
 // The floor with the contract's work (bench/README.md "Floor"): the floor
-// worker's caller object plus, in the least code, what ../shared/CONTRACT.md
-// and docs/telemetry.md ask of every turn and the issue's floor leaves out:
+// worker's caller object plus, in the least code, what docs/protocol.md,
+// docs/conversations.md and docs/telemetry.md ask of every turn and the
+// issue's floor leaves out:
 // idempotency by messageId, one conversation per contextId (read for the
 // model, appended to), a persisted event log with `seq`, a turn record the
 // delivery clears (what recovery reads), the model through the `ai` SDK, and

@@ -36,6 +36,9 @@ export async function ensureTurnRoom({ host, gatekeeper }, needed, { settle, say
   await host.restart();
 }
 
+/** The sides whose edge (the card and a verified GetTask) is measured: the contract floor's edge is the floor's. */
+const EDGE_SIDES = /** @type {const} */ (["project", "floor"]);
+
 /** The turn figures of project ÷ `other` (above 1 for a latency is slower, below 1 for a rate is fewer). */
 const turnRatios = (p, other) => ({
   turnsPerS: ratio(p.loaded.turnsPerS, other.loaded.turnsPerS),
@@ -104,7 +107,7 @@ export async function measureFloor({ sides, config, deadline, settle, say, profi
 
   for (const name of names) await settle(sides[name].host, sides[name].gatekeeper, 60_000);
   // The project's and the floor's card and GetTask, all four kinds in alternating blocks.
-  const kinds = /** @type {const} */ (["project", "floor"]).flatMap((name) => {
+  const kinds = EDGE_SIDES.flatMap((name) => {
     const { host } = sides[name];
     const { atRest, taskId } = setup[name];
     return [
@@ -120,7 +123,7 @@ export async function measureFloor({ sides, config, deadline, settle, say, profi
   for (const name of names) {
     result[name] = { loaded: mergeTurns(batches[name].loaded), atRest: mergeTurns(batches[name].atRest), cpuPerTurn: perTurn(cpu[name], batches[name]) };
   }
-  for (const name of /** @type {const} */ (["project", "floor"])) {
+  for (const name of EDGE_SIDES) {
     const card = edge[`${name}Card`];
     const getTask = edge[`${name}GetTask`];
     Object.assign(result[name], { card, getTask, getTaskOverCard: { throughput: ratio(getTask.rps, card.rps), p50: ratio(getTask.p50, card.p50) } });

@@ -597,8 +597,8 @@ counts are its own.
 
 The **contract floor** (\`bench/floor/contract-caller.ts\`, its own \`bench/floor/wrangler.contract.jsonc\`) is
 the floor worker, edge and Workflow unchanged, whose caller's object also does, in the least code
-(raw SQL, one commit a step), what ../shared/CONTRACT.md and docs/telemetry.md ask of every turn and
-the floor leaves out: idempotency by \`messageId\` (a retry answers with its task), one conversation per
+(raw SQL, one commit a step), what docs/protocol.md, docs/conversations.md and docs/telemetry.md ask of every turn and
+the floor leaves out: idempotency by \`messageId\` (a retry answers with its task, one whose message differs is refused), one conversation per
 \`contextId\` (read for the model, the answer appended), a persisted event log with \`seq\`, a turn record
 the delivery clears (what recovery reads), the model called through the \`ai\` SDK (as the project must
 call it), and one JSON log line per event, six a turn. It has no quotas, usage rows, plugins, tools or
@@ -823,7 +823,7 @@ For a quick check: \`BENCH_N=300 BENCH_SEQ_N=100 BENCH_LIST_N=50 BENCH_TURNS=60 
 The floor comparison ("Floor" above) runs after the turns. \`npm run bench -- --only floor\` runs it
 alone at these sizes: it prints its table and writes \`bench/results/floor.json\`, and leaves this
 README as it is; \`--without floor\` leaves it out. \`npm run bench -- --smoke\` runs it small (about a
-minute: \`BENCH_ROUNDS\` 2 and the smoke sizes above) and only prints the ratios, asserting nothing and
+minute and a half: \`BENCH_ROUNDS\` 2 and the smoke sizes above) and only prints the ratios, asserting nothing and
 writing no file; CI runs it.
 
 **Profiling.** \`BENCH_PROFILE=1 npm run bench -- --only floor\` runs the project's first loaded batch
