@@ -58,15 +58,29 @@ export async function createHost({ root, vars, secrets, gatekeeper, stateDir, tu
   };
 
   const logFiles = [];
-  /** @param {number} [port] where to answer; a free port when absent */
-  const spawn = async (port) => {
+  /**
+   * @param {number} [port] where to answer; a free port when absent
+   * @param {boolean} [retried] this is the second try after a port clash
+   */
+  const spawn = async (port, retried = false) => {
     const logFile = logDir ? join(logDir, `wrangler-${stats.workers + 1}.log`) : undefined;
     if (logFile) logFiles.push(logFile);
     const started = await spawnWorker({ root, vars, secrets, persistTo, env, port, logFile, config });
     worker = started;
     stats.workers++;
     turnsHere = 0;
-    await started.ready(120_000); // `stop` works meanwhile: a Ctrl-C during the slow start-up stops it
+    try {
+      await started.ready(120_000); // `stop` works meanwhile: a Ctrl-C during the slow start-up stops it
+    } catch (error) {
+      // Another process took one of its ports between the probe and wrangler's bind (scripts/dev/http.mjs
+      // freePort): once more, on a fresh inspector port and the same `port`.
+      if (!retried && started.state.exited && /Address already in use/.test(started.logTail())) {
+        worker = null;
+        await started.stop();
+        return spawn(port, true);
+      }
+      throw error;
+    }
     // One verified call before any burst: a cold isolate hit by n verified calls at once fetches
     // the gatekeeper's JWKS n times (on Workers, jose does not share a pending fetch across
     // requests), which would blur what the JWKS count says about the cache.

@@ -1,4 +1,5 @@
 // Small HTTP helpers shared by the dev gatekeeper and the stand-in model server.
+import { readFileSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";
 
 export class PortInUse extends Error {
@@ -42,12 +43,40 @@ export async function assertPortFree(port, what, hint) {
   await new Promise((resolve) => probe.close(resolve));
 }
 
-/** A free loopback port, from the kernel. Closed before use, so a race is possible but rare. */
+/**
+ * A free loopback port for a process that binds it later (wrangler, workerd).
+ * Drawn at random from below the kernel's ephemeral range: a port from there
+ * (what `listen(0)` gives) can be handed to any other socket's bind(0) or
+ * connect() between this probe and the real bind, which made a restarted
+ * wrangler fail with "Address already in use" under load. Falls back to the
+ * kernel's choice if no port below the range is free after a few draws.
+ */
 export async function freePort() {
+  const [low, high] = unassignedRange();
+  for (let draw = 0; draw < 20 && high > low; draw++) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    try {
+      await assertPortFree(port, "probe", "");
+      return port;
+    } catch (error) {
+      if (!(error instanceof PortInUse)) throw error;
+    }
+  }
   const probe = createNetServer();
   const port = await listen(probe, 0, "probe", "");
   await new Promise((resolve) => probe.close(resolve));
   return port;
+}
+
+/** Ports the kernel never picks on its own: from 10000 to the start of its ephemeral range (Linux; 32768 elsewhere). */
+function unassignedRange() {
+  let ephemeralLow = 32768;
+  try {
+    ephemeralLow = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || ephemeralLow;
+  } catch {
+    // not Linux: IANA's dynamic range starts higher still (49152)
+  }
+  return [10_000, ephemeralLow];
 }
 
 export class BodyTooLarge extends Error {

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { formatEnvFile } from "../../scripts/dev/dev-vars.mjs";
-import { freePort } from "../../scripts/dev/http.mjs";
+import { assertPortFree, freePort } from "../../scripts/dev/http.mjs";
 import { chooseModel } from "../../scripts/dev/stack.mjs";
 import { parseEventLine } from "../../scripts/dev/events.mjs";
 import { groupAlive, raisedFileLimit, spawnWrangler, withRaisedFileLimit, wranglerArgs } from "../../scripts/dev/wrangler.mjs";
@@ -183,6 +183,20 @@ describe("the open-file limit wrangler starts with", () => {
     expect(soft).toBe(max);
     await wrangler.stop();
     expect(groupAlive(wrangler.pgid)).toBe(false);
+  });
+});
+
+describe("freePort", () => {
+  // A port from the ephemeral range can go to any socket's bind(0) or connect() before wrangler binds it.
+  it("gives a free port from below the kernel's ephemeral range, which no other socket is handed on its own", async () => {
+    const [ephemeralLow] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    const ports = [];
+    for (let i = 0; i < 20; i++) ports.push(await freePort());
+    for (const port of ports) {
+      expect(port).toBeGreaterThanOrEqual(1024);
+      expect(port).toBeLessThan(ephemeralLow);
+      await assertPortFree(port, "test", "");
+    }
   });
 });
 
