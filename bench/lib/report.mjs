@@ -704,6 +704,25 @@ the first three before its differing-retry check, a path the bench never takes) 
 floor's) is the project's own code over that least code: drizzle, the agents SDK, the wire types, quotas
 and usage, the plugins, derived event ids.
 
+**The rest, by process and by statement.** Four more \`--only floor\` runs at eb0b489 (2026-12-06, on an
+Intel Xeon). The two clean ones gave turns/s 0.75× and 0.71× the contract floor's and at rest 1.09× and
+1.22× (against the issue's floor 0.56× and 0.44×, 1.45× and 1.44×); one under the V8 profiler (0.81×,
+1.19×) and one under \`perf\` (0.76×, 1.07×) are not counted. The \`perf\` run sampled each side's Worker
+workerd over the same four rounds of turns: 10,450 samples for the project's, 8,257 for the contract
+floor's (1.27×). Of the 2,193 more, V8 itself (its builtins, runtime and garbage collector, that is the
+project's JavaScript) holds 1,154, SQLite 408, libc and the allocator 357; the rest is spread thin. Much
+of the SQLite part is statements compiled again on every run. The SQLite in this wrangler's workerd
+(3.54.1) re-prepares, at each new binding, a statement whose plan pairs an equality on a bound parameter
+over an index's leading column with an \`ORDER BY\` or a \`max()\` over the next one, and any statement with
+a bound \`LIMIT\`. A uprobe on SQLite's prepare (its arguments carry the SQL text and the statement being
+prepared again) counted 378 such re-prepares in the project's workerd over a smoke run's 80 turns a side,
+126 in the contract floor's; a spec running one statement of each shape confirmed the rule (over the same
+turns, the vitest pool's workerd, SQLite 3.53.4, re-prepared only the one with the bound \`LIMIT\`). In the project they are mostly the
+event log's append (its \`seq\` is the task's \`max(seq)\` plus one, four a turn) and the conversation
+window's read (\`ORDER BY id DESC LIMIT ?\`): about 0.6 ms of the Worker's CPU a turn in the \`perf\` run,
+3% of it. Avoiding them (a \`seq\` counter kept per task, a \`LIMIT\` fixed in the statement's text) is a
+small gain left for later; it would not close the gap alone.
+
 A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
 a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc
 every answer was streamed: the Worker's workerd then spent 25.8 ms per turn (the full run at c9647e4),
