@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, gt, lte, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { eqParam } from "./eq-param.js";
 import { onFirstUse } from "./on-first-use.js";
 import { conversationEntries, conversationState } from "./schema.js";
 
@@ -76,7 +77,7 @@ export class ConversationStore {
     this.db
       .select()
       .from(conversationEntries)
-      .where(and(eq(conversationEntries.taskId, taskId), eq(conversationEntries.committed, 0)))
+      .where(and(eqParam(conversationEntries.taskId, taskId), eqParam(conversationEntries.committed, 0)))
       .orderBy(asc(conversationEntries.id))
       .prepare(),
   );
