@@ -697,7 +697,7 @@ So the work a turn must do, in the least code, costs about what separated the pr
 the storage half a millisecond to one of the Worker's CPU a turn, the \`ai\` SDK about one and a half to
 two, the six lines about two there and four to five more in wrangler's two tooling processes. Against a
 floor that does that work the project comes near both turn targets: in six full-size runs with the
-contract floor as committed (two \`--only floor\` runs, the full run above, three more \`--only floor\` runs at 7aa5383;
+contract floor as committed (two \`--only floor\` runs, the full run of 2026-12-06 03:12 on 7aa5383's code, three more \`--only floor\` runs at 7aa5383;
 the first three before its differing-retry check, a path the bench never takes) turns/s came to 0.74×, 0.99×, 0.79×, 0.78×, 0.77× and 0.94× (median 0.79×), at rest 1.31×,
 0.95×, 1.15×, 1.25×, 1.19× and 0.98× (median 1.17×), while against the issue's floor the same runs gave
 0.51× to 0.66× and 1.34× to 1.68×. What is left (the Worker's workerd 1.03× to 1.41× the contract
@@ -720,8 +720,14 @@ prepared again) counted 378 such re-prepares in the project's workerd over a smo
 turns, the vitest pool's workerd, SQLite 3.53.4, re-prepared only the one with the bound \`LIMIT\`). In the project they are mostly the
 event log's append (its \`seq\` is the task's \`max(seq)\` plus one, four a turn) and the conversation
 window's read (\`ORDER BY id DESC LIMIT ?\`): about 0.6 ms of the Worker's CPU a turn in the \`perf\` run,
-3% of it. Avoiding them (a \`seq\` counter kept per task, a \`LIMIT\` fixed in the statement's text) is a
-small gain left for later; it would not close the gap alone.
+3% of it. Since c07c215 the stores write those equalities \`column = +?\` (\`src/db/eq-param.ts\`): the same
+comparison over the same index, but the planner cannot read the value through the unary plus, so
+nothing is compiled again. Over a smoke run the uprobe then counted 84 re-prepares in the project's
+workerd (the window's bound \`LIMIT\`, which drizzle always binds, and the agents SDK's own jobs read),
+and the contract floor's two reads got the same \`= +?\`, so that it stays the least code. In three
+runs alternating before and after (not enough to resolve 3%) turns/s came to 0.92× and 0.78× the
+contract floor's against 0.80×; at c07c215, with the contract floor's reads changed too, two runs gave
+0.85× and 0.81×, at rest 1.15× and 1.12× (against the issue's floor 0.56× and 0.62×, 1.63× and 1.24×).
 
 A model call streams its answer only while a stream reads the task (docs/protocol.md "Streamed for
 a reader only"). No turn here has one, so each asks the model in one request. Up to commit 93d4adc
