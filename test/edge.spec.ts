@@ -174,6 +174,46 @@ describe("SendMessage (accept, then notify)", () => {
     expect(reply.body.error.message).toContain("262,144 bytes");
   });
 
+  // docs/protocol.md "SendMessage" → Content limit: data parts and inline text files count, not only text.
+  const sendParts = (parts: unknown[]) => ({ ...sendParams(""), message: userMessage("", undefined, { parts }) });
+  const base64 = (text: string) => btoa(text);
+
+  it("counts a data part's JSON toward the 262,144-byte content limit, and creates no task", async () => {
+    using _ = interceptOutbound();
+    const caller = newCaller();
+    const reply = await call("SendMessage", sendParts([{ text: "see the data" }, { data: { rows: "r".repeat(300_000) } }]), { mint: caller });
+    expect(reply.status).toBe(200);
+    expect(reply.body.error?.code).toBe(-32602);
+    expect(reply.body.error.message).toContain("262,144 bytes");
+    expect((await call("ListTasks", {}, { mint: caller })).body.result.totalSize).toBe(0);
+  });
+
+  it("counts the bytes of an inline text/* file toward the content limit", async () => {
+    using _ = interceptOutbound();
+    const caller = newCaller();
+    const file = (bytes: number) => ({ raw: base64("f".repeat(bytes)), mediaType: "text/plain; charset=utf-8", filename: "notes.txt" });
+    const reply = await call("SendMessage", sendParts([{ text: "read this" }, file(300_000)]), { mint: caller });
+    expect(reply.body.error?.code).toBe(-32602);
+    expect(reply.body.error.message).toContain("262,144 bytes");
+    expect((await call("ListTasks", {}, { mint: caller })).body.result.totalSize).toBe(0);
+    // A file that fits is taken.
+    expect((await call("SendMessage", sendParts([{ text: "read this" }, file(200_000)]), { mint: caller })).body.result?.task).toBeDefined();
+  });
+
+  it("counts text and data together: each fits, both do not", async () => {
+    using _ = interceptOutbound();
+    const caller = newCaller();
+    // `{"d":"…"}` is the string plus 8 bytes of JSON.
+    const data = (chars: number) => ({ data: { d: "d".repeat(chars) } });
+    const text = { text: "t".repeat(131_072) };
+    const exactly = await call("SendMessage", sendParts([text, data(131_072 - 8)]), { mint: caller });
+    expect(exactly.body.result?.task, JSON.stringify(exactly.body.error)).toBeDefined();
+    const over = await call("SendMessage", sendParts([text, data(131_072 - 7)]), { mint: caller });
+    expect(over.body.error?.code).toBe(-32602);
+    expect(over.body.error.message).toContain("262,144 bytes");
+    expect((await call("ListTasks", {}, { mint: caller })).body.result.totalSize).toBe(1);
+  });
+
   it("returns the same task for a retried messageId, also when five arrive at once", async () => {
     using _ = interceptOutbound();
     const caller = newCaller();

@@ -32,7 +32,7 @@ export { GatekeeperJwks, GatekeeperJwksUnavailable, type GatekeeperJwksOptions }
 export { isLoopbackHost, loadGatekeeperOrigins } from "./gatekeeper-origins.js";
 export { jcs } from "./jcs.js";
 export { parseJsonRpc, type JsonRpcCall, type JsonRpcId, type ParsedCall } from "./jsonrpc.js";
-export { assertTextWithinLimit } from "./limits.js";
+export { assertContentWithinLimit } from "./limits.js";
 export { loadPreviousPublicKeys } from "./previous-keys.js";
 export {
   MAX_AUTH_CREDENTIALS_BYTES,
@@ -61,7 +61,7 @@ export {
   HITL_TIMEOUT_TYPE,
   IDENTITY_CLAIM,
   JWKS_PATH,
-  MAX_TEXT_BYTES,
+  MAX_CONTENT_BYTES,
   MAX_TOKEN_LIFETIME_SECONDS,
   NOTIFICATION_TOKEN_HEADER,
   EVENT_SEQ_HEADER,

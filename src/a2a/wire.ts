@@ -43,8 +43,8 @@ export const MAX_TOKEN_LIFETIME_SECONDS = 3600;
 /** A callback token (the bearer of a push) lives at most this long. */
 export const CALLBACK_TTL_SECONDS = 300;
 
-/** docs/protocol.md "SendMessage": the text a turn may carry, in UTF-8 bytes. */
-export const MAX_TEXT_BYTES = 262_144;
+/** docs/protocol.md "SendMessage" → Content limit: what a message's text, data and inline text files may total, in bytes. */
+export const MAX_CONTENT_BYTES = 262_144;
 
 /** Wire names of the states after which a task never changes again (A2A §4.1.3). */
 export const TERMINAL_STATE_NAMES: readonly string[] = ["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"];

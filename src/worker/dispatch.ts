@@ -1,6 +1,6 @@
 import { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { ErrorCode, RpcError, contentTypeNotSupported } from "../a2a/errors.js";
-import { assertTextWithinLimit } from "../a2a/limits.js";
+import { assertContentWithinLimit } from "../a2a/limits.js";
 import { acceptsMediaType, partMediaType } from "../a2a/parts.js";
 import { validatePushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
@@ -53,7 +53,7 @@ const pushConfigJson = (config: TaskPushNotificationConfig): PushConfigJson => {
  */
 async function accept(params: Record<string, unknown>, ctx: CallContext, stream = false) {
   const input = parseSendMessage(params);
-  assertTextWithinLimit(input.message);
+  assertContentWithinLimit(input.message);
   assertPartsAccepted(input.messageJson, ctx);
   // Validated before the task exists: a refused push config creates nothing.
   const pushConfig = input.pushConfig === undefined ? undefined : pushConfigJson(validatePushConfig(input.pushConfig, ctx.allowlist));

@@ -44,7 +44,9 @@ export const bodyLimitStep = (maxSize: number) =>
       throw new EdgeRefusal(
         "body-limit",
         413,
-        invalidRequest(`Request body exceeds ${maxSize.toLocaleString("en-US")} bytes (message text itself is limited to 262,144 bytes)`),
+        invalidRequest(
+          `Request body exceeds ${maxSize.toLocaleString("en-US")} bytes (a message's text, data and inline text files are limited to 262,144 bytes together)`,
+        ),
       );
     },
   });
