@@ -6,7 +6,7 @@ import { AgentDB } from "@dynamicagents/core/db";
 import { callerObjectName } from "@dynamicagents/core/worker";
 import { decodeJwt } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { GATEKEEPER, ORIGIN, OTHER_GATEKEEPER, PUSH_URL } from "./support/constants.js";
+import { GATEKEEPER, ORIGIN, PUSH_URL } from "./support/constants.js";
 import { eventually } from "./support/outbound.js";
 import { call, sendParams, userMessage } from "./support/rpc.js";
 import { useTurnHarness } from "./support/turn-harness.js";
@@ -21,7 +21,8 @@ import { reconcileNow } from "./support/reconcile.js";
 const harness = useTurnHarness();
 const newCaller = () => ({ identity: { key: `caller-${crypto.randomUUID()}` } });
 type Caller = ReturnType<typeof newCaller>;
-const LATER_URL = `${OTHER_GATEKEEPER}/hooks/a2a`;
+/** Another URL of the caller's own gatekeeper: the only origin its push configs may name. */
+const LATER_URL = `${GATEKEEPER}/hooks/a2a`;
 
 afterEach(() => vi.restoreAllMocks());
 

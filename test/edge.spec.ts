@@ -4,7 +4,7 @@ import { TaskState } from "@a2a-js/sdk";
 import type { TurnObject } from "@dynamicagents/core/boundary";
 import { callerObjectName } from "@dynamicagents/core/worker";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GATEKEEPER, OTHER_GATEKEEPER } from "./support/constants.js";
+import { GATEKEEPER, LOOPBACK_GATEKEEPER, OTHER_GATEKEEPER } from "./support/constants.js";
 import { isolatedEdge } from "./support/isolated-edge.js";
 import { interceptOutbound } from "./support/outbound.js";
 import { call, post, sendParams, userMessage } from "./support/rpc.js";
@@ -156,8 +156,12 @@ describe("SendMessage (accept, then notify)", () => {
 
   it("accepts a loopback push URL only on the exact allowlisted origin", async () => {
     using _ = interceptOutbound();
-    const ok = await call("SendMessage", sendParams("hi", undefined, "http://127.0.0.1:9999/a2a/notifications"), { mint: newCaller() });
+    // A loopback gatekeeper's caller: its push URL is on its own origin, `localhost` is not `127.0.0.1`.
+    const caller = { ...newCaller(), iss: LOOPBACK_GATEKEEPER, jku: `${LOOPBACK_GATEKEEPER}/.well-known/jwks.json` };
+    const ok = await call("SendMessage", sendParams("hi", undefined, `${LOOPBACK_GATEKEEPER}/a2a/notifications`), { mint: caller });
     expect(ok.body.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
+    const other = await call("SendMessage", sendParams("hi", undefined, "http://localhost:9999/a2a/notifications"), { mint: caller });
+    expect(other.body.error?.code).toBe(-32602);
   });
 
   it("enforces the 262,144-byte text limit on the trimmed concatenation of text parts", async () => {

@@ -1,6 +1,6 @@
 import { MAX_PUSH_CONFIGS_PER_TASK } from "@dynamicagents/core/a2a";
 import { describe, expect, it } from "vitest";
-import { GATEKEEPER, PUSH_URL } from "./support/constants.js";
+import { GATEKEEPER, OTHER_GATEKEEPER, PUSH_URL } from "./support/constants.js";
 import { call, userMessage } from "./support/rpc.js";
 import { useTurnHarness } from "./support/turn-harness.js";
 
@@ -94,6 +94,51 @@ describe("a push config is refused before anything is created", () => {
       expect(refused.body.error.message).toMatch(/^params\.(url|token|id) /);
     }
     expect((await call("ListTaskPushNotificationConfigs", { taskId: task.id }, { mint: caller })).body.result.configs).toHaveLength(1);
+  });
+});
+
+describe("a push config goes to the caller's own gatekeeper", () => {
+  // Both gatekeepers are on the allowlist; only the one that minted the token is the caller's.
+  const OTHER_PUSH_URL = `${OTHER_GATEKEEPER}/a2a/notifications`;
+  const viaOther = () => ({ ...newCaller(), iss: OTHER_GATEKEEPER, jku: `${OTHER_GATEKEEPER}/.well-known/jwks.json` });
+  const OWN_RULE = /the caller's own gatekeeper, the origin of the token's iss/;
+
+  it("refuses a send whose push URL is on another allowlisted gatekeeper, naming the rule, and creates no task", async () => {
+    const { reply, tasksCreated } = await send({ url: `${OTHER_PUSH_URL}?sig=s3cr3t-query`, token: "tok-s3cr3t" });
+    expect(reply.body.error?.code, JSON.stringify(reply.body)).toBe(-32602);
+    expect(reply.body.error.message).toMatch(new RegExp(`^${WHERE.replace(/\./g, "\\.")}\\.url `));
+    expect(reply.body.error.message).toMatch(OWN_RULE);
+    expect(reply.body.error.message).toContain(JSON.stringify(GATEKEEPER));
+    expect(reply.body.error.message).not.toMatch(/s3cr3t/);
+    expect(tasksCreated).toBe(0);
+  });
+
+  it("refuses the same in CreateTaskPushNotificationConfig, adding nothing", async () => {
+    const caller = newCaller();
+    const task = (await send({ url: PUSH_URL }, caller)).reply.body.result.task;
+    const refused = await call("CreateTaskPushNotificationConfig", { taskId: task.id, id: "elsewhere", url: OTHER_PUSH_URL }, { mint: caller });
+    expect(refused.body.error?.code).toBe(-32602);
+    expect(refused.body.error.message).toMatch(/^params\.url /);
+    expect(refused.body.error.message).toMatch(OWN_RULE);
+    const configs = (await call("ListTaskPushNotificationConfigs", { taskId: task.id }, { mint: caller })).body.result.configs;
+    expect(configs.map((c: { url: string }) => c.url)).toEqual([PUSH_URL]);
+  });
+
+  it("takes each gatekeeper's caller's push URL on that gatekeeper, in both places", async () => {
+    const own = await send({ url: PUSH_URL });
+    expect(own.reply.body.error).toBeUndefined();
+    expect(own.tasksCreated).toBe(1);
+
+    const other = viaOther();
+    const theirs = await send({ url: OTHER_PUSH_URL }, other);
+    expect(theirs.reply.body.error).toBeUndefined();
+    expect(theirs.tasksCreated).toBe(1);
+    const taskId = theirs.reply.body.result.task.id;
+    expect((await call("CreateTaskPushNotificationConfig", { taskId, id: "more", url: `${OTHER_PUSH_URL}/more` }, { mint: other })).body.error).toBeUndefined();
+    // And the first gatekeeper is "another" one to this caller.
+    const refused = await call("CreateTaskPushNotificationConfig", { taskId, id: "first", url: PUSH_URL }, { mint: other });
+    expect(refused.body.error?.code).toBe(-32602);
+    expect(refused.body.error.message).toMatch(OWN_RULE);
   });
 });
 

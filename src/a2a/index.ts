@@ -42,6 +42,7 @@ export {
   MAX_PUSH_TOKEN_BYTES,
   MAX_PUSH_URL_CHARS,
   pushTarget,
+  validateCallerPushConfig,
   validatePushConfig,
 } from "./push-config.js";
 export { loadSigningKey, type PublicSigningJwk, type SigningKey } from "./signing-key.js";

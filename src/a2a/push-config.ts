@@ -47,19 +47,41 @@ const pushConfigShape = z.looseObject({
     .nullish(),
 });
 
+/** Where a send's push config sits: how its errors name the field. */
+const SEND_PUSH_CONFIG = "params.configuration.taskPushNotificationConfig";
+
 /**
- * Validates a push config a caller hands us, before anything is stored. The
- * agent only ever calls back a gatekeeper it already trusts (exact origin
- * match, so `localhost` and `127.0.0.1` differ): anything else would let a
- * caller aim this Worker's signed requests at an arbitrary host (SSRF). Values
- * that travel in headers must be header-safe. Messages name the field and
- * never repeat a token, credentials or the URL's query.
+ * Validates a push config a caller hands in (a send's, or
+ * `CreateTaskPushNotificationConfig`'s), before anything is stored: what
+ * {@link validatePushConfig} checks, and its URL on the caller's own
+ * gatekeeper, the origin of the verified token's `iss` (docs/protocol.md
+ * "Push config rules"). Another allowlisted gatekeeper is still someone else:
+ * it must never receive signed pushes about this caller's task.
  */
-export function validatePushConfig(
+export function validateCallerPushConfig(
   raw: unknown,
-  allowlist: ReadonlySet<string>,
-  where = "params.configuration.taskPushNotificationConfig",
+  caller: { allowlist: ReadonlySet<string>; gatekeeper: string },
+  where = SEND_PUSH_CONFIG,
 ): TaskPushNotificationConfig {
+  return checkPushConfig(raw, caller.allowlist, where, caller.gatekeeper);
+}
+
+/**
+ * Validates a stored push config again, at delivery: the origin must still be
+ * on the allowlist, read then (an operator may have removed it since).
+ */
+export function validatePushConfig(raw: unknown, allowlist: ReadonlySet<string>, where = SEND_PUSH_CONFIG): TaskPushNotificationConfig {
+  return checkPushConfig(raw, allowlist, where);
+}
+
+/**
+ * The rules of both: the agent only ever calls back a gatekeeper it already
+ * trusts (exact origin match, so `localhost` and `127.0.0.1` differ): anything
+ * else would let a caller aim this Worker's signed requests at an arbitrary
+ * host (SSRF). Values that travel in headers must be header-safe. Messages
+ * name the field and never repeat a token, credentials or the URL's query.
+ */
+function checkPushConfig(raw: unknown, allowlist: ReadonlySet<string>, where: string, gatekeeper?: string): TaskPushNotificationConfig {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw invalidParams(`${where} must be an object with a "url"`);
   }
@@ -78,6 +100,11 @@ export function validatePushConfig(
   // A `blob:` (or any other) URL can name an allowlisted origin and still not be a webhook.
   if (url.protocol !== "https:" && url.protocol !== "http:") throw invalidParams(`${where}.url must be an http(s) URL`);
   if (url.username || url.password) throw invalidParams(`${where}.url must not carry credentials`);
+  if (gatekeeper !== undefined && (url.origin !== gatekeeper || !allowlist.has(url.origin))) {
+    throw invalidParams(
+      `${where}.url must be on the caller's own gatekeeper, the origin of the token's iss (${JSON.stringify(gatekeeper)}); ${JSON.stringify(url.origin)} is not it`,
+    );
+  }
   if (!allowlist.has(url.origin)) {
     throw invalidParams(`${where}.url must be on an allowlisted gatekeeper origin; ${JSON.stringify(url.origin)} is not one`);
   }

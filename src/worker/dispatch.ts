@@ -2,7 +2,7 @@ import { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { ErrorCode, RpcError, contentTypeNotSupported } from "../a2a/errors.js";
 import { assertContentWithinLimit } from "../a2a/limits.js";
 import { acceptsMediaType, partMediaType } from "../a2a/parts.js";
-import { validatePushConfig } from "../a2a/push-config.js";
+import { validateCallerPushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
 import { HITL_RESPONSE_TYPE } from "../a2a/wire.js";
 import { unwrap, type CallerObject, type MessageJson, type PartJson, type PushConfigJson, type TurnToStart } from "../boundary/index.js";
@@ -23,8 +23,12 @@ import {
 export interface CallContext {
   tenant: string;
   origin: string;
-  /** Who is calling (the verified token's identity): the one who answers a human-in-the-loop request. */
-  caller: { key: string; name?: string; gatekeeper?: string };
+  /**
+   * Who is calling (the verified token's identity): the one who answers a
+   * human-in-the-loop request. `gatekeeper`: the token's `iss`, the one origin
+   * the caller's push configs may name.
+   */
+  caller: { key: string; name?: string; gatekeeper: string };
   allowlist: ReadonlySet<string>;
   /** The tenant card's `defaultInputModes`: a message part of any other media type is refused at the edge (-32005). */
   inputModes: readonly string[];
@@ -40,8 +44,9 @@ export interface CallContext {
 
 type Method = (params: Record<string, unknown>, ctx: CallContext) => Promise<unknown>;
 
-/** A validated push config in the wire form the object stores. */
-const pushConfigJson = (config: TaskPushNotificationConfig): PushConfigJson => {
+/** The caller's push config, validated (on their own gatekeeper), in the wire form the object stores. */
+const pushConfigJson = (raw: unknown, ctx: CallContext, where?: string): PushConfigJson => {
+  const config = validateCallerPushConfig(raw, { allowlist: ctx.allowlist, gatekeeper: ctx.caller.gatekeeper }, where);
   const { url, ...rest } = TaskPushNotificationConfig.toJSON(config) as { url: string };
   return { url, ...rest };
 };
@@ -56,7 +61,7 @@ async function accept(params: Record<string, unknown>, ctx: CallContext, stream 
   assertContentWithinLimit(input.message);
   assertPartsAccepted(input.messageJson, ctx);
   // Validated before the task exists: a refused push config creates nothing.
-  const pushConfig = input.pushConfig === undefined ? undefined : pushConfigJson(validatePushConfig(input.pushConfig, ctx.allowlist));
+  const pushConfig = input.pushConfig === undefined ? undefined : pushConfigJson(input.pushConfig, ctx);
   const begun = unwrap(
     await ctx.agent().beginTask({
       tenant: ctx.tenant,
@@ -161,8 +166,7 @@ const getExtendedAgentCard: Method = async (_params, ctx) => (await ctx.cards.te
 
 const createPushConfig: Method = async (params, ctx) => {
   const taskId = parsePushConfigTask(params);
-  const config = validatePushConfig(params, ctx.allowlist, "params");
-  return unwrap(await ctx.agent().putPushConfig(taskId, pushConfigJson(config), { tenant: ctx.tenant, origin: ctx.origin }));
+  return unwrap(await ctx.agent().putPushConfig(taskId, pushConfigJson(params, ctx, "params"), { tenant: ctx.tenant, origin: ctx.origin }));
 };
 
 const getPushConfig: Method = async (params, ctx) => {

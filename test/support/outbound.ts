@@ -6,7 +6,7 @@ import {
   type CapturedPush,
   type ModelRequest,
 } from "@dynamicagents/core/testing";
-import { GATEKEEPER, OTHER_GATEKEEPER } from "./constants.js";
+import { GATEKEEPER, LOOPBACK_GATEKEEPER, OTHER_GATEKEEPER } from "./constants.js";
 import { gatekeeperKey } from "./gatekeeper.js";
 
 const MODEL_BASE = "https://model.test/v1";
@@ -60,12 +60,14 @@ export function interceptOutbound(): Outbound {
   const gatekeeper = interceptGatekeeper({
     gatekeeper: GATEKEEPER,
     jwks: [gatekeeperKey.publicJwk],
-    pushOrigins: [OTHER_GATEKEEPER, "http://127.0.0.1:9999"],
+    pushOrigins: [OTHER_GATEKEEPER, LOOPBACK_GATEKEEPER],
     respond: async (request) => {
       const reply = outbound.pushReplies.get(request.url);
       if (reply) return reply(request);
-      // The second gatekeeper publishes the same keys at its own JWKS URL.
-      if (request.method === "GET" && request.url === `${OTHER_GATEKEEPER}/.well-known/jwks.json`) return Response.json({ keys: gatekeeper.jwks });
+      // The other gatekeepers publish the same keys at their own JWKS URLs.
+      if (request.method === "GET" && [OTHER_GATEKEEPER, LOOPBACK_GATEKEEPER].some((origin) => request.url === `${origin}/.well-known/jwks.json`)) {
+        return Response.json({ keys: gatekeeper.jwks });
+      }
       if (request.url.startsWith(`${MODEL_BASE}/`)) {
         const call = await readChatRequest(request);
         if (!call) return new Response("not a chat completion", { status: 404 });
@@ -78,7 +80,7 @@ export function interceptOutbound(): Outbound {
       const page = outbound.pages.get(request.url);
       if (request.method === "GET" && page) return page();
       // The MCP servers are the pool's (test/support/mcp-fixture.mjs, in vitest.config.ts's outbound service).
-      const known = [GATEKEEPER, OTHER_GATEKEEPER, "http://127.0.0.1:9999", ...MCP_ORIGINS].includes(new URL(request.url).origin);
+      const known = [GATEKEEPER, OTHER_GATEKEEPER, LOOPBACK_GATEKEEPER, ...MCP_ORIGINS].includes(new URL(request.url).origin);
       if (!known) throw new TypeError(`network blocked in tests: ${request.method} ${request.url}`);
       return undefined;
     },
