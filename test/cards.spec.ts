@@ -1,8 +1,11 @@
 import { AgentCard, canonicalizeAgentCard, verifyAgentCardSignature } from "@a2a-js/sdk";
-import { canonicalCardPayload } from "@dynamicagents/core/a2a";
+import { env } from "cloudflare:workers";
+import { canonicalCardPayload, loadSigningKey } from "@dynamicagents/core/a2a";
 import { base64url, decodeProtectedHeader, exportJWK, flattenedVerify, generateKeyPair, importJWK, type JWK } from "jose";
 import { describe, expect, it, vi } from "vitest";
+import { deployment } from "../reference/manifests.js";
 import { tenants } from "../reference/tenants.js";
+import { CardCache } from "../src/worker/card-cache.js";
 import { IDENTITY_CLAIM, ORIGIN, TENANT_CLAIM } from "./support/constants.js";
 import { isolatedEdge } from "./support/isolated-edge.js";
 import { interceptOutbound } from "./support/outbound.js";
@@ -201,6 +204,36 @@ describe("the stub card", () => {
     const sign = vi.spyOn(crypto.subtle, "sign");
     try {
       for (let i = 0; i < 5; i++) expect((await get("/.well-known/agent-card.json", {}, edge.fetch)).status).toBe(200);
+      expect(sign).toHaveBeenCalledTimes(1);
+    } finally {
+      sign.mockRestore();
+    }
+  });
+});
+
+describe("the card cache without PUBLIC_ORIGIN", () => {
+  // The origin is then each request's own: every Host header would be an entry of its own.
+  it("holds at most its bound, dropping the least recently used card first", async () => {
+    const key = await loadSigningKey(env.A2A_SIGNING_KEY);
+    const cards = new CardCache(deployment, new Map(), { maxEntries: 8 });
+    const first = cards.stubCard("https://host-0.test", key);
+    for (let i = 1; i < 100; i++) await cards.stubCard(`https://host-${i}.test`, key);
+    expect(cards.size).toBe(8);
+    // The newest is still held; the first was dropped and is signed anew.
+    expect(cards.stubCard("https://host-99.test", key)).toBe(cards.stubCard("https://host-99.test", key));
+    expect(cards.stubCard("https://host-0.test", key)).not.toBe(first);
+    expect(cards.size).toBe(8);
+  });
+
+  it("keeps the edge's cache bounded under many Host values: the first host's card is signed again, the last one's is not", async () => {
+    const edge = isolatedEdge();
+    const card = (host: string) => edge.fetch(new Request(`https://${host}/.well-known/agent-card.json`));
+    for (let i = 0; i < 300; i++) expect((await card(`host-${i}.test`)).status).toBe(200);
+    const sign = vi.spyOn(crypto.subtle, "sign");
+    try {
+      await card("host-299.test");
+      expect(sign).not.toHaveBeenCalled();
+      await card("host-0.test");
       expect(sign).toHaveBeenCalledTimes(1);
     } finally {
       sign.mockRestore();
