@@ -135,6 +135,21 @@ describe("accept, then notify", () => {
     expect(text).not.toMatch(/at .*\(|Error:|stack/);
   });
 
+  it("logs the models' errors only scrubbed: a provider error quoting the API key never reaches the log", async () => {
+    const apiKey = (env as { OPENAI_API_KEY: string }).OPENAI_API_KEY;
+    // What an OpenAI-compatible endpoint answers a wrong key, the key quoted back.
+    harness.outbound.model = () =>
+      Response.json({ error: { message: `Incorrect API key provided: ${apiKey}`, type: "invalid_request_error" } }, { status: 401 });
+    using captured = captureConsole();
+    const task = (await call("SendMessage", sendParams("hi"), { mint: newCaller() })).body.result.task;
+    await (await onlyInstance()).waitForStatus("complete");
+    expect(harness.outbound.pushes[0]!.body.task.status.state).toBe("TASK_STATE_FAILED");
+    const failure = captured.lines().filter((line) => line.includes(`of ${task.id} failed on every model`));
+    expect(failure).toHaveLength(1);
+    expect(failure[0]).toContain("[redacted]");
+    expect(captured.lines().filter((line) => line.includes(apiKey))).toEqual([]);
+  });
+
   it("announces canceled, never a late completed, when canceled mid-turn", async () => {
     const held = heldModel();
     const caller = newCaller();

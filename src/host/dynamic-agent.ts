@@ -281,6 +281,7 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
       observer: this.#observer(turn, round),
       emit: (plugin, name, data, occurrence) =>
         this.agentEvents.emitPlugin(plugin, name, taskId, data, occurrence === undefined ? [crypto.randomUUID()] : ["plugin", occurrence]),
+      secrets: this.eventSecrets(),
     });
     // An answer or a delegation is a decision the round recorded (turn-loop.ts); one decided before (a replayed step) reports nothing again.
     if ((result.kind === "answer" || result.kind === "delegated") && result.fresh) {

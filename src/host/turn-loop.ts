@@ -12,7 +12,7 @@ import type { ToolJournal } from "../db/tool-journal.js";
 import type { PartJson } from "../boundary/index.js";
 import type { ToolContext } from "../plugin/contract.js";
 import type { ToolCallObserver, ToolCallVerdict } from "../plugin/redaction.js";
-import type { EventCatalogue } from "../telemetry/index.js";
+import { scrubSecrets, type EventCatalogue } from "../telemetry/index.js";
 import type { AgentRuntime, TurnToolContext } from "../plugin/runtime.js";
 import { DELEGATE_TOOL, createDelegateTool } from "../subtasks/delegate-tool.js";
 import { redactSubtaskRows, renderSubtaskResults } from "../subtasks/results.js";
@@ -58,6 +58,8 @@ export interface RoundInput {
   observer?: RoundObserver;
   /** Where the plugins' own events go (`ToolContext.emit`). */
   emit?: TurnToolContext["emit"];
+  /** Values no log line may carry (the object's event secrets, docs/telemetry.md): a model's error can quote its API key. */
+  secrets?: readonly (string | undefined)[];
 }
 
 /** What a round tells about its work as it happens. */
@@ -256,7 +258,7 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
   if (!result.ok) {
     input.answer?.stop();
     if (result.aborted) return { kind: "canceled" };
-    console.error(`round ${round} of ${taskId} failed on every model`, result.errors);
+    console.error(`round ${round} of ${taskId} failed on every model`, scrubSecrets(result.errors, input.secrets ?? []));
     // A failed exchange records no decision: it is always this run's.
     return { kind: "answer", state: "TASK_STATE_FAILED", text: policy.messages.failure, fresh: true };
   }

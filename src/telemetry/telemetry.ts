@@ -37,7 +37,7 @@ export class Telemetry {
   constructor(options: TelemetryOptions) {
     this.#sinks = options.sinks;
     this.#subscribers = options.subscribers ?? [];
-    this.#secrets = (options.secrets ?? []).filter((s): s is string => typeof s === "string" && s.length >= MIN_SECRET);
+    this.#secrets = worthLookingFor(options.secrets ?? []);
     this.#now = options.now ?? Date.now;
   }
 
@@ -78,6 +78,17 @@ export class Telemetry {
     return this.#queue;
   }
 }
+
+/** Secrets of at least {@link MIN_SECRET} characters: a shorter one would match by chance. */
+const worthLookingFor = (secrets: readonly (string | undefined)[]): string[] =>
+  secrets.filter((s): s is string => typeof s === "string" && s.length >= MIN_SECRET);
+
+/**
+ * The events' scrubbing, for a log line that quotes what someone else said
+ * (a model provider's error can quote the API key it was sent): a copy of
+ * `value` in which every string that holds one of `secrets` is `"[redacted]"`.
+ */
+export const scrubSecrets = <T>(value: T, secrets: readonly (string | undefined)[]): T => scrubbed(value, worthLookingFor(secrets));
 
 /** A copy of `value` in which every string that holds a secret is replaced: fail closed, whatever the field. */
 function scrubbed<T>(value: T, secrets: readonly string[]): T {
