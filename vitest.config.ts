@@ -5,6 +5,7 @@ import { defineConfig, defineProject } from "vitest/config";
 import { ROUND_RESULT_PATTERN } from "./src/a2a/wire.js";
 import { chatCompletionBody, chatCompletionReply } from "./src/testing/chat-completion.js";
 import { createVcr, recordFromEnv } from "./src/testing/node/index.js";
+import { ConsoleFileReporter } from "./test/support/console-file.mjs";
 import { createMcpFixture } from "./test/support/mcp-fixture.mjs";
 
 // A fresh card key per run: nothing secret is committed, and no test can come
@@ -132,8 +133,15 @@ const workerd = defineProject({
 // `vitest run` runs both projects: the specs inside workerd, and the Node-realm
 // tests of what runs on a developer's machine (scripts/dev: the dev gatekeeper,
 // the stand-in model). The end-to-end run of `npm start` is `npm run test:e2e`.
+// A test's console lines are printed only when it fails, so a failure is not buried under every
+// passing spec's event lines; all of them also go to TEST_CONSOLE_FILE (default
+// .test-output/console.log), which the canary check reads in CI (.ci/run).
+const TEST_CONSOLE_FILE = resolve(import.meta.dirname, process.env.TEST_CONSOLE_FILE ?? ".test-output/console.log");
+
 export default defineConfig({
   test: {
+    silent: "passed-only",
+    reporters: ["default", new ConsoleFileReporter(TEST_CONSOLE_FILE)],
     projects: [
       workerd,
       {
