@@ -8,16 +8,18 @@
 // (`TASK_STATE_INPUT_REQUIRED`) stops with the request, from the stream or
 // its push, whichever comes first; the answer goes to the same task, and a
 // SubscribeToTask picks the stream up again from the last event seen
-// (`Last-Event-ID`), so the rest of the answer streams too.
+// (`Last-Event-ID`), so the rest of the answer streams too; so does one, with
+// a freshly minted token, when the agent ends a stream early (its token
+// expired, or its maximum lifetime passed: the rpc client's `resume`).
 import { randomUUID } from "node:crypto";
-import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE, HITL_TIMEOUT_TYPE, TERMINAL_STATE_NAMES } from "../../src/a2a/wire.ts";
+import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE, HITL_TIMEOUT_TYPE, INTERRUPTED_STATE_NAMES, TERMINAL_STATE_NAMES } from "../../src/a2a/wire.ts";
 import { openRpcStream, rpcBody } from "../../src/testing/rpc-client.ts";
 import { jsonRpc } from "./gatekeeper.mjs";
 
 const INPUT_REQUIRED = "TASK_STATE_INPUT_REQUIRED";
 
 /** States a stream closes at with the turn not over: the task waits for its caller. */
-const INTERRUPTED = new Set([INPUT_REQUIRED, "TASK_STATE_AUTH_REQUIRED"]);
+const INTERRUPTED = new Set(INTERRUPTED_STATE_NAMES);
 
 /** States in which a turn waits no longer: terminal, or interrupted for the caller. */
 const ENDS_TURN = new Set([...TERMINAL_STATE_NAMES, ...INTERRUPTED]);
@@ -234,7 +236,12 @@ export function createSession({ gatekeeper, agent, identity, streamGraceMs = STR
    * @returns {Promise<{ stream: import("../../src/testing/rpc-client.ts").RpcStream, events: AsyncIterator<any>, first: { id: string | undefined, result: any } }>}
    */
   async function openStream(tenant, method, params, headers = {}) {
-    const stream = await openRpcStream(agent.endpoint, rpcBody(method, { ...params, tenant }), { token: await token(tenant), headers });
+    const stream = await openRpcStream(agent.endpoint, rpcBody(method, { ...params, tenant }), {
+      token: await token(tenant),
+      headers,
+      // A stream the agent ends early goes on under a fresh token, from where it stopped.
+      resume: { token: () => token(tenant) },
+    });
     if (stream.reply?.error) throw new RpcFailed(method, stream.reply.error);
     if (stream.status === 401) throw new Error(`${method}: the agent refused the gatekeeper's token (HTTP 401)`);
     if (stream.reply || stream.status !== 200) throw new Error(`${method}: the agent answered HTTP ${stream.status} with no event stream`);

@@ -49,6 +49,9 @@ export const MAX_CONTENT_BYTES = 262_144;
 /** Wire names of the states after which a task never changes again (A2A §4.1.3). */
 export const TERMINAL_STATE_NAMES: readonly string[] = ["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"];
 
+/** Wire names of the states in which a task waits for its caller: a stream closes at one, as at a terminal one. */
+export const INTERRUPTED_STATE_NAMES: readonly string[] = ["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"];
+
 /** The `data` part types of human in the loop (docs/protocol.md "Human in the loop"). */
 export const HITL_REQUEST_TYPE = "https://dynamicagents.dev/hitl/request";
 export const HITL_RESPONSE_TYPE = "https://dynamicagents.dev/hitl/response";

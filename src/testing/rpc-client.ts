@@ -4,7 +4,7 @@
 // and read the replies here, and each keeps its own policy on what to throw.
 // It imports only the wire constants (with their `.ts` extension), so Node
 // loads it as it is (Node strips the types); it needs nothing but `fetch`.
-import { A2A_VERSION, A2A_VERSION_HEADER } from "../a2a/wire.ts";
+import { A2A_VERSION, A2A_VERSION_HEADER, INTERRUPTED_STATE_NAMES, TERMINAL_STATE_NAMES } from "../a2a/wire.ts";
 
 type RpcId = string | number;
 
@@ -115,21 +115,99 @@ export interface RpcStream {
   headers: Headers;
   /** The refusal, when the answer is not a stream. */
   reply: JsonRpcReply | undefined;
-  /** The events as they come; ends when the server closes the stream. */
+  /** The events as they come; ends when the server closes the stream (and, with `resume`, does not resume it). */
   events: AsyncIterable<RpcStreamEvent>;
+  /** The SSE comments read so far, without their leading colon: the heartbeats, and the closing one. */
+  readonly comments: readonly string[];
+  /** Why the server ended the stream early, from its final `: closing: …` comment; `undefined` otherwise. */
+  readonly closing: string | undefined;
   /** Hangs up (a client that goes away). */
   close(): Promise<void>;
 }
 
+export interface RpcStreamOptions extends RpcPostOptions {
+  /**
+   * Follows the task past a stream the server ended early, after its
+   * closing comment (docs/protocol.md "Events, streams and pushes": at its
+   * token's `exp` or its maximum lifetime): unless the last state read is
+   * terminal, or a waiting one a status update announced (the stream's own
+   * end), `SubscribeToTask` with a fresh `token()` and `Last-Event-ID` = the
+   * last `id:` read, whose snapshot is skipped, and `events` carries on. A
+   * stream cut without a closing comment is left to the caller.
+   */
+  resume?: { token: () => string | Promise<string> };
+}
+
 /** POSTs a streaming call (SendStreamingMessage, SubscribeToTask) and reads its `text/event-stream` as it comes. */
-export async function openRpcStream(endpoint: string, body: string, options: RpcPostOptions = {}): Promise<RpcStream> {
+export async function openRpcStream(endpoint: string, body: string, options: RpcStreamOptions = {}): Promise<RpcStream> {
+  const first = await openOnce(endpoint, body, options);
+  const { resume } = options;
+  if (!resume || first.reply) return first;
+  const { id, params } = JSON.parse(body) as { id: RpcId; params: { tenant?: string } };
+  let current = first;
+  let closed = false;
+  const comments: string[] = [];
+  const reopen = async (taskId: string, lastEventId: string) =>
+    openOnce(endpoint, rpcBody("SubscribeToTask", { id: taskId }, { tenant: params.tenant, id }), {
+      ...options,
+      token: await resume.token(),
+      headers: { ...options.headers, "Last-Event-ID": lastEventId },
+    });
+  async function* events(): AsyncGenerator<RpcStreamEvent> {
+    let taskId: string | undefined;
+    let lastId: string | undefined;
+    /** The last state read, and whether a status update said it (a snapshot's waiting state never closed a stream). */
+    let state: { name: string | undefined; announced: boolean } = { name: undefined, announced: false };
+    for (let resumed = false; ; resumed = true) {
+      let snapshot = true;
+      for await (const event of current.events) {
+        const result = event.reply.result;
+        const skip = snapshot && resumed;
+        snapshot = false;
+        if (skip) continue;
+        taskId ??= result?.task?.id ?? result?.statusUpdate?.taskId ?? result?.artifactUpdate?.taskId;
+        if (event.id !== undefined) lastId = event.id;
+        if (result?.task?.status) state = { name: result.task.status.state, announced: false };
+        if (result?.statusUpdate?.status) state = { name: result.statusUpdate.status.state, announced: true };
+        yield event;
+      }
+      const over = TERMINAL_STATE_NAMES.includes(state.name ?? "") || (state.announced && INTERRUPTED_STATE_NAMES.includes(state.name ?? ""));
+      if (closed || over || current.closing === undefined || taskId === undefined || lastId === undefined) return;
+      comments.push(...current.comments);
+      current = await reopen(taskId, lastId);
+      if (current.reply) throw new Error(`resuming the stream of task ${taskId} was refused: HTTP ${current.status} ${JSON.stringify(current.reply.error)}`);
+    }
+  }
+  return {
+    status: first.status,
+    headers: first.headers,
+    reply: undefined,
+    events: events(),
+    get comments() {
+      return [...comments, ...current.comments];
+    },
+    get closing() {
+      return current.closing;
+    },
+    close: async () => {
+      closed = true;
+      await current.close();
+    },
+  };
+}
+
+/** One streaming call, read as it comes; no resuming. */
+async function openOnce(endpoint: string, body: string, options: RpcPostOptions): Promise<RpcStream> {
   const init: RequestInit = { method: "POST", headers: rpcHeaders(options.token, options.headers), body };
   const response = options.fetch ? await options.fetch(new Request(endpoint, init)) : await fetch(endpoint, init);
   if (!response.headers.get("Content-Type")?.startsWith("text/event-stream")) {
     const read = await readRpcResponse(response);
-    return { status: read.status, headers: read.headers, reply: read.reply, events: (async function* () {})(), close: async () => {} };
+    const events = (async function* () {})();
+    return { status: read.status, headers: read.headers, reply: read.reply, events, comments: [], closing: undefined, close: async () => {} };
   }
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const comments: string[] = [];
+  let closing: string | undefined;
   async function* events(): AsyncGenerator<RpcStreamEvent> {
     let buffer = "";
     let id: string | undefined;
@@ -145,10 +223,24 @@ export async function openRpcStream(endpoint: string, body: string, options: Rpc
           if (data.length) yield { id, reply: JSON.parse(data.join("\n")) as JsonRpcReply };
           id = undefined;
           data = [];
+        } else if (line.startsWith(":")) {
+          const comment = line.slice(1).replace(/^ /, "");
+          comments.push(comment);
+          if (comment.startsWith("closing:")) closing = comment.slice("closing:".length).trim();
         } else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
         else if (line.startsWith("id:")) id = line.slice(3).trim();
       }
     }
   }
-  return { status: response.status, headers: response.headers, reply: undefined, events: events(), close: () => reader.cancel().catch(() => {}) };
+  return {
+    status: response.status,
+    headers: response.headers,
+    reply: undefined,
+    events: events(),
+    comments,
+    get closing() {
+      return closing;
+    },
+    close: () => reader.cancel().catch(() => {}),
+  };
 }

@@ -28,6 +28,11 @@ const DEFAULT_MAX_BODY = 2 * 1024 * 1024;
 const CARD_MAX_AGE = 300;
 /** The longest period a Workers rate-limiting binding counts over. */
 const DEFAULT_RATE_LIMIT_RETRY_AFTER = 60;
+/** Streams show they are open at most 15 s apart (docs/protocol.md "Streams"); 10 s leaves room for timer and network delay. */
+const DEFAULT_STREAM_HEARTBEAT_MS = 10_000;
+const MAX_STREAM_HEARTBEAT_MS = 15_000;
+/** The gatekeeper key sets' longest cache age: a revoked key's open streams end no later than its new calls are refused. */
+const DEFAULT_STREAM_MAX_LIFETIME_MS = 10 * 60_000;
 
 /**
  * The zero-trust edge: the stub card, the JWKS, and JSON-RPC on `/a2a`, its
@@ -45,6 +50,9 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
   const jwksBodies = new Map<string, Promise<CachedBody>>();
   const resolveAgent = options.resolveAgent ?? objectPerCaller(options.tenants);
   const startTurn = options.startTurn ?? startOnTurnWorkflow;
+  const now = options.now ?? Date.now;
+  const heartbeatMs = positiveSetting("streamHeartbeatMs", options.streamHeartbeatMs ?? DEFAULT_STREAM_HEARTBEAT_MS, MAX_STREAM_HEARTBEAT_MS);
+  const maxLifetimeMs = positiveSetting("streamMaxLifetimeMs", options.streamMaxLifetimeMs ?? DEFAULT_STREAM_MAX_LIFETIME_MS);
 
   const app = new Hono<EdgeHono<Env>>();
   app.use(hostStep<Env>());
@@ -117,7 +125,10 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
       cards,
       lastEventId: c.req.header("Last-Event-ID"),
     });
-    if (result instanceof EventStream) return sseResponse(c, id, result, (promise) => c.executionCtx.waitUntil(promise));
+    if (result instanceof EventStream) {
+      const timing = { heartbeatMs, maxLifetimeMs, tokenExp: caller.claims.exp!, now };
+      return sseResponse(c, id, result, timing, (promise) => c.executionCtx.waitUntil(promise));
+    }
     return jsonRpcResult(id, result);
   });
   app.all(A2A_PATH, () => methodNotAllowed());
@@ -125,4 +136,13 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
   app.onError(errorResponse);
 
   return { fetch: app.fetch } satisfies ExportedHandler<Env>;
+}
+
+/** A duration option in milliseconds: a positive number, at most `max`. */
+function positiveSetting(name: string, value: number, max?: number): number {
+  if (!(Number.isFinite(value) && value > 0 && value <= (max ?? Infinity))) {
+    const most = max === undefined ? "" : `, at most ${max}`;
+    throw new ConfigError({ kind: "setting", name }, `createA2AWorker: ${name} must be a positive number of milliseconds${most}`);
+  }
+  return value;
 }

@@ -78,4 +78,19 @@ export interface A2AWorkerOptions<Env> {
   rateLimiter?: (env: Env) => RateLimit | undefined;
   /** The `Retry-After` of a rate-limited call, in seconds. Default 60: the longest period a rate-limiting binding takes. */
   rateLimitRetryAfterSeconds?: number;
+  /**
+   * How often an open stream writes an SSE comment, in milliseconds (at
+   * most 15,000). A failed write is how the edge learns a client is gone and
+   * frees its place under `limits.maxOpenStreams`; each beat also checks the
+   * stream's two ends (the token's `exp`, `streamMaxLifetimeMs`). Default
+   * 10,000 (docs/protocol.md "Events, streams and pushes").
+   */
+  streamHeartbeatMs?: number;
+  /**
+   * The longest a stream stays open, in milliseconds, ended at the first
+   * beat past it; its client resumes with a fresh token and `Last-Event-ID`.
+   * Default 10 minutes: the gatekeeper key sets' longest cache age, so a
+   * revoked key's open streams end as soon as its new calls are refused.
+   */
+  streamMaxLifetimeMs?: number;
 }

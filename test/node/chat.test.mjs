@@ -477,18 +477,22 @@ describe("createSession (on the wire)", () => {
    * An agent endpoint that records every JSON-RPC call: a streaming call is
    * answered with an event stream whose first event is the task (or
    * `firstEvent`), the rest sent by the test; any other call with the task.
-   * A gatekeeper that only mints. `streamGraceMs` is the session's.
+   * A gatekeeper that only mints, a new token each time (`tokens`: the one
+   * each call carried). `streamGraceMs` is the session's.
    * @param {{ firstEvent?: Record<string, unknown>, streamGraceMs?: number }} [options]
    */
   async function wire({ firstEvent, streamGraceMs = 20 } = {}) {
     /** @type {Array<{ method: string, params: any, lastEventId?: string }>} */
     const calls = [];
-    /** @type {Array<{ method: string, send: (result: unknown, id: number) => void, end: () => void, closed: () => boolean }>} */
+    /** @type {string[]} */
+    const tokens = [];
+    /** @type {Array<{ method: string, send: (result: unknown, id: number) => void, comment: (text: string) => void, end: () => void, closed: () => boolean }>} */
     const streams = [];
     server = createServer(async (req, res) => {
       const body = JSON.parse(await readBody(req, 1 << 20));
       const lastEventId = req.headers["last-event-id"];
       calls.push({ method: body.method, params: body.params, ...(typeof lastEventId === "string" ? { lastEventId } : {}) });
+      tokens.push(String(req.headers.authorization));
       const message = body.params.message;
       const task = { id: message?.taskId ?? body.params.id ?? "task-1", contextId: message?.contextId ?? "ctx-new", status: { state: "TASK_STATE_SUBMITTED" } };
       if (body.method !== "SendStreamingMessage" && body.method !== "SubscribeToTask")
@@ -497,15 +501,17 @@ describe("createSession (on the wire)", () => {
       let closed = false;
       res.on("close", () => (closed = true));
       const send = (result, id) => res.write(`id: ${id}\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: body.id, result })}\n\n`);
-      streams.push({ method: body.method, send, end: () => res.end(), closed: () => closed });
+      const comment = (text) => res.write(`: ${text}\n\n`);
+      streams.push({ method: body.method, send, comment, end: () => res.end(), closed: () => closed });
       send(firstEvent ?? { task }, Number(lastEventId ?? 1));
     });
     const port = await listen(server, 0, "the test agent", "");
     const events = new EventEmitter();
+    let minted = 0;
     const gatekeeper = {
       events,
       pushUrl: "http://127.0.0.1:1/push",
-      mint: async () => "token",
+      mint: async () => `token-${++minted}`,
       issueNotificationToken: () => "notif-1",
       bindNotificationToken: () => true,
     };
@@ -520,7 +526,7 @@ describe("createSession (on the wire)", () => {
         state: (body.task ?? body.statusUpdate).status.state,
         body,
       });
-    return { calls, streams, session, push };
+    return { calls, tokens, streams, session, push };
   }
 
   const parked = {
@@ -659,6 +665,31 @@ describe("createSession (on the wire)", () => {
     session.close();
   });
 
+  it("resumes a stream the agent ended early at once, with a fresh token, from the last event, as often as the agent ends one", async () => {
+    const { calls, tokens, streams, session, push } = await wire();
+    const turn = await session.send("assistant", "hello");
+    const chunks = [];
+    turn.onChunk((c) => chunks.push(c.text));
+    streams[0].send({ statusUpdate: { taskId: "task-1", status: { state: WORKING, timestamp: "2026-12-01T10:00:01.000Z" } } }, 2);
+    streams[0].send(answerChunk("one ", false), 3);
+    // More often than the cuts the session takes: an early end, said so, is not a cut.
+    for (let n = 1; n <= 4; n++) {
+      streams[n - 1].comment("keepalive");
+      streams[n - 1].comment("closing: token expired; resume with a fresh token and Last-Event-ID");
+      streams[n - 1].end();
+      await until(() => streams.length === n + 1);
+      expect(calls[n]).toEqual({ method: "SubscribeToTask", params: { tenant: "assistant", id: "task-1" }, lastEventId: "3" });
+    }
+    streams[4].send(answerChunk("two", true, true), 4);
+    await until(() => chunks.length === 2);
+    // The resumed streams' snapshots are not news.
+    expect(chunks).toEqual(["one ", "two"]);
+    expect(new Set(tokens).size).toBe(5);
+    push("task", completed("one two"));
+    expect(await turn.nextStop()).toMatchObject({ kind: "end", end: { text: "one two" } });
+    session.close();
+  });
+
   it("lets the stream say what it still carries before the verified end: the push and the stream race", async () => {
     const { streams, session, push } = await wire({ streamGraceMs: 60_000 });
     const turn = await session.send("assistant", "hello");
@@ -715,10 +746,11 @@ describe("createSession (on the wire)", () => {
     });
     const port = await listen(server, 0, "the test agent", "");
     const events = new EventEmitter();
+    let minted = 0;
     const gatekeeper = {
       events,
       pushUrl: "http://127.0.0.1:1/push",
-      mint: async () => "token",
+      mint: async () => `token-${++minted}`,
       issueNotificationToken: () => "n",
       bindNotificationToken: () => true,
     };

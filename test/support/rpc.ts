@@ -50,14 +50,24 @@ export function sendParams(text: string, messageId?: string, pushUrl = PUSH_URL)
   };
 }
 
-/** A streaming call (SendStreamingMessage, SubscribeToTask) as a gatekeeper would open it. */
-export async function openStream(method: string, params: Record<string, unknown> = {}, options: CallOptions = {}): Promise<RpcStream> {
+/**
+ * A streaming call (SendStreamingMessage, SubscribeToTask) as a gatekeeper
+ * would open it; with `resume`, a stream the server ends early goes on with a
+ * fresh token from `resume` (`mint` with its own `expiresIn`) and `Last-Event-ID`.
+ */
+export async function openStream(
+  method: string,
+  params: Record<string, unknown> = {},
+  options: CallOptions & { resume?: MintOptions } = {},
+): Promise<RpcStream> {
   const token = options.token === undefined ? await mintToken(options.mint) : options.token;
   const tenant = (options.mint?.tenant ?? "assistant") as string;
+  const { resume } = options;
   return openRpcStream(options.endpoint ?? ENDPOINT, rpcBody(method, params, { tenant, id: options.id ?? nextId++ }), {
     token,
     headers: options.headers,
     fetch: options.worker ?? referenceWorker,
+    ...(resume ? { resume: { token: () => mintToken({ ...options.mint, ...resume }) } } : {}),
   });
 }
 
