@@ -1,5 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { exportJWK, generateKeyPair } from "jose";
+import { createServer, type AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { defineConfig, defineProject } from "vitest/config";
 import { ROUND_RESULT_PATTERN } from "./src/a2a/wire.js";
@@ -75,6 +76,15 @@ function realModel(baseUrl: string, apiKey: string | undefined) {
   };
 }
 
+/** A TCP server on loopback that closes each connection once the request arrives, unanswered; its address. */
+async function connectionDropper(): Promise<string> {
+  const server = createServer((socket) => socket.once("data", () => socket.destroy()));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  // Never what keeps the test process alive.
+  server.unref();
+  return `127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
 // The specs, inside real workerd.
 const workerd = defineProject({
   plugins: [
@@ -121,6 +131,9 @@ const workerd = defineProject({
           MCP_TOKEN: "canary-secret-mcp-token-4b8e",
         },
         outboundService: (request: Request) => mcpFixture.answer(request) ?? vcr.outboundService(request),
+        // A far end that closes every connection before answering, as a model endpoint that dropped a
+        // keep-alive connection: the specs get the runtime's own error for it (test/support/outbound.ts).
+        serviceBindings: { CONNECTION_DROPPER: { external: { address: await connectionDropper(), http: {} } } },
       },
     }),
   ],

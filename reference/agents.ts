@@ -81,10 +81,7 @@ const researcherConfig = (env: Env): AgentConfigInput => ({
   rounds: { maxRounds: 3, maxParallel: 4 },
   parts: { fetchAllowlist: fetchAllowlist(env.FETCH_ALLOWLIST) },
 });
-const researcherPlugins = (env: Env): AgentPlugin[] => [
-  researchPlugin({ allowlist: fetchAllowlist(env.FETCH_ALLOWLIST), models: MODELS, env }),
-  durableWorkspacePlugin(),
-];
+const researcherPlugins = (env: Env): AgentPlugin[] => [researchPlugin({ allowlist: fetchAllowlist(env.FETCH_ALLOWLIST) }), durableWorkspacePlugin()];
 
 /** The `researcher` tenant: a delegating round loop whose subtasks read pages in subagents. */
 export class ResearcherAgent extends RoundAgentBase<Env> {

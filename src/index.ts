@@ -8,6 +8,7 @@ export type {
   PluginHost,
   PluginStore,
   RecipeContext,
+  RecipeGenerateRequest,
   SubtaskType,
   ToolContext,
   ToolFamily,

@@ -4,7 +4,7 @@ import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
 import { resolveConfig } from "@dynamicagents/core/agent";
 import { AgentDB, type ConversationStore } from "@dynamicagents/core/db";
 import { createAgentRuntime, definePlugin, type AgentPlugin } from "@dynamicagents/core/plugin";
-import { callsOf, mockModel, scriptedChoices } from "@dynamicagents/core/testing";
+import { callsOf, chatCompletionBody, mockModel, scriptedChoices } from "@dynamicagents/core/testing";
 import { tool, type ModelMessage, type ToolSet } from "ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -399,6 +399,16 @@ describe("compaction", () => {
     expect(kept.length % 2).toBe(0);
     // The folded entries are gone from storage: a conversation's cost stays bounded.
     expect(await inObject(object, (db) => db.conversations.window("conv", "", 10_000).committed.length)).toBe(kept.length);
+  });
+
+  it("bills its summary to the caller: today's total counts it (no task's: it runs after the turn)", async () => {
+    using outbound = interceptOutbound();
+    outbound.model = (c) => Response.json(chatCompletionBody({ content: "the summary", usage: { inputTokens: 40, outputTokens: 8 } }, c.model));
+    const object = freshObject();
+    type Summarizer = { summarize(instructions: string, transcript: string): Promise<string> };
+    const summary = await runInDurableObject(object, (instance) => (instance as unknown as Summarizer).summarize("summarize", "a transcript"));
+    expect(summary).toBe("the summary");
+    expect(await inObject(object, (db) => db.usage.ofDay())).toEqual({ inputTokens: 40, outputTokens: 8, modelCalls: 1 });
   });
 
   it("runs at most once at a time per conversation", async () => {

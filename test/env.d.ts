@@ -22,6 +22,8 @@ declare global {
       SPEC_BROKEN_SECRET?: string;
       /** A real rate-limiting binding (3 a minute) for edges the specs build. */
       TEST_RATE_LIMITER?: RateLimit;
+      /** Closes every connection before answering (vitest.config.ts): a dropped connection, as the runtime reports it. */
+      CONNECTION_DROPPER?: Fetcher;
     }
   }
 }

@@ -138,6 +138,7 @@ describe("every sentence comes from the agent", () => {
     expect(JSON.parse(description.slice(mark("delegate").length))).toEqual([
       expect.objectContaining({ type: "echo_task", description: mark("echo-task") }),
       expect.objectContaining({ type: "ask_task", description: mark("ask-task") }),
+      expect.objectContaining({ type: "model_task", description: mark("model-task") }),
     ]);
   });
 });

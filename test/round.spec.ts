@@ -1,10 +1,11 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
+import { TERMINAL_STATE_NAMES, USAGE_KEY } from "@dynamicagents/core/a2a";
 import { validatePolicy } from "@dynamicagents/core/agent";
 import type { TurnObject } from "@dynamicagents/core/boundary";
 import { AgentDB, type SubtaskRow } from "@dynamicagents/core/db";
 import { createDelegateTool } from "@dynamicagents/core/subtasks";
+import { chatCompletionBody } from "@dynamicagents/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ResearchSubagent } from "../reference/agents.js";
@@ -133,6 +134,23 @@ describe("the round loop", () => {
     const progress = harness.outbound.pushes.filter((p) => p.body.statusUpdate);
     expect(progress).toHaveLength(1);
     expect(progress[0]!.body.statusUpdate.status.message.parts[0].text).toBe("working: round 1, 3 subtasks (3 done)");
+  });
+
+  it("counts the summaries the subagents wrote as the turn's: in the task's usage and the caller's day", async () => {
+    scriptRounds([(c) => chatToolCall("delegate", delegateOf(11, 12), c.model), (c) => chatCompletion("both read", c.model)]);
+    const model = harness.outbound.model;
+    // A summary bills 100 tokens in and 20 out; every other call 1 and 1.
+    harness.outbound.model = (c) =>
+      isSummary(c) ? Response.json(chatCompletionBody({ content: "a summary", usage: { inputTokens: 100, outputTokens: 20 } }, c.model)) : model(c);
+    const caller = newCaller();
+    await call("SendMessage", sendParams("read pages 11 and 12"), { mint: caller });
+    const task = (await finished()).at(-1);
+    expect(summaryCalls()).toHaveLength(2);
+    const usage = { inputTokens: 1 + 200 + 1, outputTokens: 1 + 40 + 1, modelCalls: 4 };
+    expect(task.metadata[USAGE_KEY]).toEqual(usage);
+    expect(await runInDurableObject(researcher(caller.identity.key), (_i, state) => new AgentDB(state.storage, TERMINAL_STATE_NAMES).usage.ofDay())).toEqual(
+      usage,
+    );
   });
 
   it("appends the policy's note in the last round, offers no delegation there, and answers", async () => {

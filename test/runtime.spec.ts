@@ -20,6 +20,7 @@ import { redactSubtaskRows, renderSubtaskResults } from "@dynamicagents/core/sub
 import { callsOf, mockModel, scriptedChoices } from "@dynamicagents/core/testing";
 import { APICallError, stepCountIs, tool } from "ai";
 import { isTransient } from "../src/agent/model-retry.js";
+import { droppedConnection } from "./support/outbound.js";
 import { durableWorkspacePlugin } from "../reference/plugins/durable-workspace.js";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -347,6 +348,33 @@ describe("transient model failures", () => {
     expect(isTransient(new TypeError("fetch failed"))).toBe(true);
     expect(isTransient(new DOMException("model call timed out", "TimeoutError"))).toBe(false);
     expect(isTransient(new Error("invalid JSON"))).toBe(false);
+  });
+
+  it("include a connection the runtime reports lost, also as the cause of the SDK's error; not its other errors, an overload or our timeout", async () => {
+    // The runtime's own error for a connection the far end closed: a plain Error, not a TypeError.
+    const lost: unknown = await droppedConnection().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(lost).toBeInstanceOf(Error);
+    expect(lost).not.toBeInstanceOf(TypeError);
+    expect(lost).toMatchObject({ message: "Network connection lost.", retryable: true });
+    expect(isTransient(lost)).toBe(true);
+    // Lost while the answer was read: the SDK wraps it, with the answer's status.
+    const wrapped = new APICallError({
+      message: "Failed to process successful response",
+      url: "https://model.test/v1/chat/completions",
+      requestBodyValues: {},
+      statusCode: 200,
+      cause: lost,
+    });
+    expect(isTransient(wrapped)).toBe(true);
+    // The same words without the flag (an error rebuilt across a boundary) still say so.
+    expect(isTransient(new Error("Network connection lost."))).toBe(true);
+    expect(isTransient(Object.assign(new Error("Overloaded."), { retryable: true, overloaded: true }))).toBe(false);
+    expect(isTransient(new Error("internal error; reference = 0123456789abcdef"))).toBe(false);
+    expect(isTransient(new APICallError({ message: "m", url: "u", requestBodyValues: {}, statusCode: 200, cause: new Error("invalid JSON") }))).toBe(false);
+    expect(isTransient(new DOMException("model call timed out", "TimeoutError"))).toBe(false);
   });
 
   it("are retried with the same request before the fallback, each attempt counted", async () => {

@@ -4,7 +4,7 @@ import { createLocalJWKSet, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import { callerObjectName } from "@dynamicagents/core/worker";
 import { GATEKEEPER, ORIGIN, PUSH_URL } from "./support/constants.js";
-import { chatCompletion, eventually } from "./support/outbound.js";
+import { chatCompletion, droppedConnection, eventually } from "./support/outbound.js";
 import { useTurnHarness } from "./support/turn-harness.js";
 import { call, referenceWorker, sendParams } from "./support/rpc.js";
 import { assistantPolicy } from "../reference/policy.js";
@@ -115,6 +115,25 @@ describe("accept, then notify", () => {
     expect(harness.outbound.modelCalls.map((c) => c.model)).toEqual(["primary-model", "primary-model"]);
     expect(harness.outbound.pushes).toHaveLength(1);
     expect(harness.outbound.pushes[0]!.body.task.artifacts).toEqual([expect.objectContaining({ parts: [{ text: "second time lucky" }] })]);
+  });
+
+  it("retries a request whose connection the model endpoint dropped, and completes without the fallback", async () => {
+    let calls = 0;
+    harness.outbound.model = (c) => (++calls === 1 ? droppedConnection() : chatCompletion("answered after the drop", c.model));
+    await call("SendMessage", sendParams("hi"), { mint: newCaller() });
+    await (await onlyInstance()).waitForStatus("complete");
+    expect(harness.outbound.modelCalls.map((c) => c.model)).toEqual(["primary-model", "primary-model"]);
+    const task = harness.outbound.pushes[0]!.body.task;
+    expect(task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(task.artifacts).toEqual([expect.objectContaining({ parts: [{ text: "answered after the drop" }] })]);
+  });
+
+  it("falls back, after retrying, when every connection to the primary drops, as for a 5xx", async () => {
+    harness.outbound.model = (c) => (c.model === "primary-model" ? droppedConnection() : chatCompletion("from the fallback", c.model));
+    await call("SendMessage", sendParams("hi"), { mint: newCaller() });
+    await (await onlyInstance()).waitForStatus("complete");
+    expect(harness.outbound.modelCalls.map((c) => c.model)).toEqual(["primary-model", "primary-model", "primary-model", "fallback-model"]);
+    expect(harness.outbound.pushes[0]!.body.task.artifacts[0].parts[0].text).toBe("from the fallback");
   });
 
   it("does not retry what would fail the same way (a 400): straight to the fallback", async () => {

@@ -1,4 +1,3 @@
-import { generateWithFallback, type ModelConfig, type ModelEnv } from "@dynamicagents/core/agent";
 import { definePlugin, type SubtaskType } from "@dynamicagents/core/plugin";
 import { z } from "zod";
 import { scrubCredentials } from "./credential-scrub.js";
@@ -13,16 +12,15 @@ const readPageParams = z.object({
 
 export interface ResearchOptions {
   allowlist: readonly string[];
-  models: ModelConfig;
-  /** Where the summaries' model is (the Worker's env). */
-  env: ModelEnv;
   fetch?: typeof fetch;
 }
 
 /**
  * `read_page`: fetch a page from an allowlisted origin, then have the model
  * summarise what it says about the question. Two chunks, so a subagent
- * evicted after the fetch does not fetch again.
+ * evicted after the fetch does not fetch again. The summary is the metered
+ * call (`ctx.generate`): it costs the caller as the researcher's own calls
+ * do, under the same budgets, with the subagent's model config.
  */
 function readPageRecipe(options: ResearchOptions): SubtaskType<typeof readPageParams>["recipe"] {
   return async (ctx, params) => {
@@ -37,9 +35,7 @@ function readPageRecipe(options: ResearchOptions): SubtaskType<typeof readPagePa
     });
     await ctx.workspace.write(`pages/${encodeURIComponent(page.url)}.txt`, page.text);
     const summary = await ctx.chunk("summarize", async () => {
-      const result = await generateWithFallback({
-        env: options.env,
-        config: options.models,
+      const result = await ctx.generate({
         instructions: "Summarise what the page says about the question, in at most five sentences. Say so plainly if it says nothing about it.",
         messages: [{ role: "user", content: `Question: ${params.question}\n\nPage ${page.url}:\n${page.text}` }],
       });

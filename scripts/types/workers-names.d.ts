@@ -6,3 +6,4 @@
 type CryptoKey = import("node:crypto").webcrypto.CryptoKey;
 type SqlStorage = import("@cloudflare/workers-types").SqlStorage;
 type DurableObjectStorage = import("@cloudflare/workers-types").DurableObjectStorage;
+type Ai = import("@cloudflare/workers-types").Ai;

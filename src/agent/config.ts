@@ -24,7 +24,7 @@ const configSchema = z.strictObject({
     .strictObject({
       /** Model steps (tool round trips) one turn may take. */
       maxSteps: z.number().int().min(1).max(64).default(8),
-      /** Total tokens (input + output) one turn may spend before it must stop. */
+      /** Total tokens (input + output) one turn may spend before it must stop, its subtasks' model calls included. */
       maxTokensPerTurn: z.number().int().min(256).default(32_000),
     })
     .prefault({}),

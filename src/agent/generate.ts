@@ -64,6 +64,43 @@ export type GenerateResult =
   /** Every model failed, or the turn's signal aborted it; `errors` says how, one line per model, for the operator's logs. */
   | { ok: false; errors: string[]; exchanges: number; aborted: boolean /** The last model tried. */; model: string };
 
+/** What one exchange came to, as its `model.call` event reports it (docs/telemetry.md). */
+export interface ExchangeReport {
+  model: string;
+  fallback: boolean;
+  retries: number;
+  outcome: "ok" | "error" | "aborted";
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  durationMs: number;
+}
+
+/** The report of an exchange that took `durationMs`: requests past one per step are retries (the fallback's included). */
+export function exchangeReport(result: GenerateResult, durationMs: number): ExchangeReport {
+  return result.ok
+    ? {
+        model: result.model,
+        fallback: result.fellBack,
+        retries: Math.max(0, result.exchanges - result.steps),
+        outcome: "ok",
+        steps: result.steps,
+        inputTokens: result.inputTokens,
+        outputTokens: result.outputTokens,
+        durationMs,
+      }
+    : {
+        model: result.model,
+        fallback: result.errors.length > 1,
+        retries: Math.max(0, result.exchanges - 1),
+        outcome: result.aborted ? "aborted" : "error",
+        steps: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        durationMs,
+      };
+}
+
 const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_RETRIES = 2;
 const DEFAULT_RETRY_DELAY_MS = 250;

@@ -16,18 +16,41 @@ export interface ExchangeCounter {
   exchanges: number;
 }
 
+/** How deep a wrapped error's `cause` chain is read for a lost connection. */
+const MAX_CAUSES = 4;
+
+/**
+ * A connection that failed under the request, as the runtime reports it.
+ * workerd raises a plain `Error`, not a `TypeError`, when a connection is
+ * refused, reset, or closed before or while the answer is read (a keep-alive
+ * connection the far end dropped): "Network connection lost.", flagged
+ * `retryable` (README.md, "Model calls go through `ai`"). Its other errors (an
+ * "internal error; reference = …" for a host that does not resolve, say) are
+ * not flagged, nor is an overload, which a retry would only worsen.
+ */
+function isConnectionLoss(error: Error): boolean {
+  const flags = error as Error & { retryable?: unknown; overloaded?: unknown };
+  if (flags.overloaded === true) return false;
+  return flags.retryable === true || error.message === "Network connection lost.";
+}
+
 /**
  * A failure worth trying again: HTTP 408, 429 or 5xx, or the request never
- * got an answer (a network error). A timeout of ours, a 4xx or a malformed
- * answer is not: the same request would fail the same way.
+ * got a whole answer (a network error, a connection lost, also one the SDK
+ * wrapped as the `cause` of its own error). A timeout of ours, a 4xx or a
+ * malformed answer is not: the same request would fail the same way.
  */
 export function isTransient(error: unknown): boolean {
+  let cause: unknown = error;
+  for (let depth = 0; cause instanceof Error && depth <= MAX_CAUSES; depth++, cause = cause.cause) {
+    if (isConnectionLoss(cause)) return true;
+  }
   if (APICallError.isInstance(error)) {
     const status = error.statusCode;
     if (status === undefined) return error.isRetryable;
     return status === 408 || status === 429 || status >= 500;
   }
-  // fetch rejects with a TypeError when the connection fails.
+  // fetch rejects with a TypeError when the connection fails (outside workerd).
   return error instanceof TypeError;
 }
 

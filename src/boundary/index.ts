@@ -14,7 +14,18 @@ export type {
   TaskQuery,
   TurnToStart,
 } from "./caller-object.js";
-export type { HumanAnswer, SubagentObject, SubagentRefusal, SubtaskQuestion, SubtaskRunResult, SubtaskSpec, WorkspaceCaps } from "./subagent.js";
+export type {
+  HumanAnswer,
+  SubagentObject,
+  SubagentRefusal,
+  SubtaskBudget,
+  SubtaskModelCall,
+  SubtaskOutcome,
+  SubtaskQuestion,
+  SubtaskRunResult,
+  SubtaskSpec,
+  WorkspaceCaps,
+} from "./subagent.js";
 export {
   turnInstanceId,
   type DeadLetter,

@@ -7,6 +7,36 @@ export interface WorkspaceCaps {
   maxTotalBytes: number;
 }
 
+/**
+ * The tokens (input + output) a subtask's model calls may still spend: what
+ * is left of the parent's turn budget (`turn.maxTokensPerTurn`) or, when
+ * less, of the caller's daily budget (`limits.tokensPerCallerPerDay`), as the
+ * parent counted before this run. Its calls past the first `counted` (those
+ * the parent has not counted yet) are held against it: once they spent it, a
+ * call is refused and the subtask fails.
+ */
+export interface SubtaskBudget {
+  tokens: number;
+  /** How many of the subtask's calls (in order, over all its runs) the parent has counted already. */
+  counted: number;
+  /** Which budget is the nearer one, named as the agent's config names it. */
+  limit: "turn.maxTokensPerTurn" | "limits.tokensPerCallerPerDay";
+}
+
+/** One model call a subtask's recipe made (`RecipeContext.generate`), as its subagent recorded it once it ended. */
+export interface SubtaskModelCall {
+  model: string;
+  /** Whether a fallback model answered (or was tried last). */
+  fallback: boolean;
+  /** Model requests past the first that the call needed (retries, the fallback's). */
+  retries: number;
+  outcome: "ok" | "error" | "aborted";
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  durationMs: number;
+}
+
 /** One subtask, as the parent hands it to the subagent named after it. */
 export interface SubtaskSpec {
   subtaskId: string;
@@ -17,6 +47,8 @@ export interface SubtaskSpec {
   fingerprint: string;
   /** The parent's caps: a subagent's workspace is bounded as its parent's is. */
   workspace: WorkspaceCaps;
+  /** What the subtask's model calls may still spend; absent, nothing holds them back (a run outside any turn). */
+  budget?: SubtaskBudget;
 }
 
 /** A question a subtask's recipe asks the human behind the parent's task (`RecipeContext.ask`). */
@@ -32,12 +64,22 @@ export interface SubtaskQuestion {
 /** What the human answered, as the recipe receives it; an unanswered question expired (or the task ended). */
 export type HumanAnswer = { answered: true; optionId?: string; label?: string; text?: string } | { answered: false; reason: "expired" | "canceled" };
 
-export type SubtaskRunResult =
+/** Where a run of a subtask ended. */
+export type SubtaskOutcome =
   | { status: "done"; result: unknown }
   | { status: "failed"; error: string }
   | { status: "canceled" }
   /** The recipe asked a question and waits: the parent parks its task on it, and runs the subtask again with the answer. */
   | { status: "input-required"; question: SubtaskQuestion };
+
+export type SubtaskRunResult = SubtaskOutcome & {
+  /**
+   * Every model call of the subtask so far, in order, over all its runs (a
+   * run answered from the record lists them again): the parent counts, in the
+   * turn's and the caller's usage, those past the ones it counted before.
+   */
+  calls: SubtaskModelCall[];
+};
 
 /** A subagent that ran a different subtask (type, params or recipe version changed) refuses to resume it. */
 export interface SubagentRefusal {

@@ -12,7 +12,7 @@ import { TaskEventLog, type NewTaskEvent, type TaskEventRow } from "./task-event
 import { TaskStore, type NewTask, type TaskWrite, type WriteVerdict } from "./task-store.js";
 import { ToolJournal } from "./tool-journal.js";
 import { TurnLedger } from "./turn-ledger.js";
-import { UsageStore } from "./usage-store.js";
+import { UsageStore, type Usage } from "./usage-store.js";
 
 /** A status write's verdict: written with the `seq` of its event, or refused as the task store says. */
 export type StatusWriteVerdict = { kind: "written"; seq: number } | Exclude<WriteVerdict, { kind: "written" }>;
@@ -65,6 +65,28 @@ export class AgentDB {
     });
     this.#appended(row);
     return row;
+  }
+
+  /**
+   * Counts the model calls a subtask's subagent reported (all of them so far,
+   * in order) past those counted before, in its task's turn and today's total,
+   * together; returns how many were counted before. A run answered again from
+   * the subagent's record reports the same calls, and nothing is counted twice.
+   */
+  countSubtaskCalls(subtaskId: string, taskId: string, calls: readonly Pick<Usage, "inputTokens" | "outputTokens">[]): number {
+    return this.db.transaction(() => {
+      const counted = this.subtasks.get(subtaskId)?.modelCalls;
+      // A subtask erased meanwhile has no turn left to count in.
+      if (counted === undefined || calls.length <= counted) return calls.length;
+      const fresh = calls.slice(counted);
+      this.subtasks.countCalls(subtaskId, calls.length);
+      this.usage.record(taskId, {
+        inputTokens: fresh.reduce((sum, call) => sum + call.inputTokens, 0),
+        outputTokens: fresh.reduce((sum, call) => sum + call.outputTokens, 0),
+        modelCalls: fresh.length,
+      });
+      return counted;
+    });
   }
 
   /** A task's guarded write and its event, together: the event exists exactly when the write happened (its `seq` is the verdict's). */

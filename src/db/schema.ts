@@ -183,6 +183,8 @@ export const subtasks = sqliteTable(
     status: text("status").notNull(),
     resultJson: text("result_json"),
     error: text("error"),
+    /** How many of its subagent's model calls (in order) are counted in the turn's and the caller's usage: a call is counted once. */
+    modelCalls: integer("model_calls").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

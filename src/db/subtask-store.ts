@@ -173,6 +173,11 @@ export class SubtaskStore {
     return this.#get().get({ id });
   }
 
+  /** Marks the first `modelCalls` of the subtask's model calls counted in the usage (`AgentDB.countSubtaskCalls`). */
+  countCalls(id: string, modelCalls: number): void {
+    this.db.update(subtasks).set({ modelCalls }).where(eq(subtasks.id, id)).run();
+  }
+
   /** A running subtask's heartbeat. */
   touch(id: string): void {
     this.#touch().run({ id, at: this.now() });

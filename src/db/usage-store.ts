@@ -12,6 +12,9 @@ export interface Usage {
 
 const NONE: Usage = { inputTokens: 0, outputTokens: 0, modelCalls: 0 };
 
+/** What the budgets hold against a usage: its input and output tokens. */
+export const tokensOf = (usage: Usage): number => usage.inputTokens + usage.outputTokens;
+
 const inputTokens = sql.placeholder("inputTokens");
 const outputTokens = sql.placeholder("outputTokens");
 const modelCalls = sql.placeholder("modelCalls");

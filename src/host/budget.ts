@@ -1,5 +1,6 @@
 import { quotaExceeded, type RpcError } from "../a2a/errors.js";
-import type { Usage } from "../db/usage-store.js";
+import type { SubtaskBudget } from "../boundary/index.js";
+import { tokensOf, type Usage } from "../db/usage-store.js";
 
 /** A day in milliseconds: the budget's UTC day, retention's days. */
 export const DAY_MS = 24 * 60 * 60 * 1000;
@@ -12,8 +13,7 @@ export const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export function dailyBudgetRefusal(today: () => Usage, cap: number | undefined, now: number): { error: RpcError; retryAfterSeconds: number } | undefined {
   if (cap === undefined) return undefined;
-  const { inputTokens, outputTokens } = today();
-  const spent = inputTokens + outputTokens;
+  const spent = tokensOf(today());
   if (spent < cap) return undefined;
   const retryAfterSeconds = Math.max(1, Math.ceil((DAY_MS - (now % DAY_MS)) / 1000));
   return {
@@ -24,4 +24,20 @@ export function dailyBudgetRefusal(today: () => Usage, cap: number | undefined, 
       metadata: { limit: "tokensPerCallerPerDay", spent: String(spent), budget: String(cap) },
     }),
   };
+}
+
+/**
+ * What a subtask's model calls may still spend (never below 0): the turn's
+ * budget left (`turn.maxTokensPerTurn`), or the caller's daily budget left
+ * (`limits.tokensPerCallerPerDay`) when there is one and it is less.
+ */
+export function tokensLeft(
+  turn: { cap: number; spent: number },
+  day: { cap: number | undefined; spent: () => number },
+): { tokens: number; limit: SubtaskBudget["limit"] } {
+  const inTurn = turn.cap - turn.spent;
+  const inDay = day.cap === undefined ? Number.POSITIVE_INFINITY : day.cap - day.spent();
+  return inDay < inTurn
+    ? { tokens: Math.max(0, inDay), limit: "limits.tokensPerCallerPerDay" }
+    : { tokens: Math.max(0, inTurn), limit: "turn.maxTokensPerTurn" };
 }

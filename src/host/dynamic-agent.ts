@@ -6,6 +6,7 @@ import type { HumanAnswer, SubtaskQuestion, TaskJson } from "../boundary/index.j
 import { ConfigError } from "../errors/index.js";
 import type { EventSubscriber } from "../telemetry/index.js";
 import { ensurePluginStores } from "../db/plugin-stores.js";
+import { tokensOf } from "../db/usage-store.js";
 import { AnswerStream } from "./answer-stream.js";
 import { humanAnswer, subtaskRequest } from "./hitl.js";
 import { addArtifact, appendArtifactChunk } from "./task-events.js";
@@ -279,6 +280,7 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
         () => this.streamFollows(taskId),
       ),
       observer: this.#observer(turn, round),
+      spentTokens: tokensOf(this.agentDb.usage.ofTurn(taskId)),
       emit: (plugin, name, data, occurrence) =>
         this.agentEvents.emitPlugin(plugin, name, taskId, data, occurrence === undefined ? [crypto.randomUUID()] : ["plugin", occurrence]),
       secrets: this.eventSecrets(),

@@ -1,6 +1,6 @@
 import { stepCountIs, type ModelMessage, type StopCondition, type ToolSet } from "ai";
 import type { AgentConfig } from "../agent/config.js";
-import { generateWithFallback } from "../agent/generate.js";
+import { exchangeReport, generateWithFallback } from "../agent/generate.js";
 import type { ModelEnv } from "../agent/model-config.js";
 import { tokenBudgetSpent } from "../agent/token-budget.js";
 import type { AgentPolicy } from "../agent/policy.js";
@@ -56,6 +56,8 @@ export interface RoundInput {
   answer?: AnswerStream;
   /** Hears the round's model exchange and tool calls (the agent's events and usage). */
   observer?: RoundObserver;
+  /** Tokens the turn's model calls (its subtasks' included) spent before this exchange: `turn.maxTokensPerTurn` holds them too. */
+  spentTokens?: number;
   /** Where the plugins' own events go (`ToolContext.emit`). */
   emit?: TurnToolContext["emit"];
   /** Values no log line may carry (the object's event secrets, docs/telemetry.md): a model's error can quote its API key. */
@@ -224,37 +226,13 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
     messages,
     tools,
     activeTools,
-    stopWhen: [delegated, stepCountIs(config.turn.maxSteps), tokenBudgetSpent(config.turn.maxTokensPerTurn)],
+    stopWhen: [delegated, stepCountIs(config.turn.maxSteps), tokenBudgetSpent(config.turn.maxTokensPerTurn - (input.spentTokens ?? 0))],
     models: input.models,
     signal: input.signal,
     onText: (event) => (event.kind === "restart" ? input.answer?.restart() : input.answer?.delta(event.text)),
     stream: () => input.answer?.live ?? false,
   });
-  input.observer?.modelCall(
-    result.ok
-      ? {
-          point,
-          model: result.model,
-          fallback: result.fellBack,
-          retries: Math.max(0, result.exchanges - result.steps),
-          outcome: "ok",
-          steps: result.steps,
-          inputTokens: result.inputTokens,
-          outputTokens: result.outputTokens,
-          durationMs: Date.now() - asked,
-        }
-      : {
-          point,
-          model: result.model,
-          fallback: result.errors.length > 1,
-          retries: Math.max(0, result.exchanges - 1),
-          outcome: result.aborted ? "aborted" : "error",
-          steps: 0,
-          inputTokens: 0,
-          outputTokens: 0,
-          durationMs: Date.now() - asked,
-        },
-  );
+  input.observer?.modelCall({ point, ...exchangeReport(result, Date.now() - asked) });
   if (!result.ok) {
     input.answer?.stop();
     if (result.aborted) return { kind: "canceled" };

@@ -1,6 +1,8 @@
 import type { ToolSet } from "ai";
 import type { z } from "zod";
 import type { AgentConfig } from "../agent/config.js";
+import type { GenerateRequest, GenerateResult } from "../agent/generate.js";
+import type { ModelConfig } from "../agent/model-config.js";
 import type { HumanAnswer, SubtaskQuestion } from "../boundary/subagent.js";
 import type { PartJson } from "../boundary/wire-json.js";
 import type { AgentEvent, PluginEventData } from "../telemetry/index.js";
@@ -13,9 +15,10 @@ import type { Workspace, WorkspaceBacking, WorkspaceHost } from "./workspace.js"
  * one from a newer contract, or from before {@link OLDEST_PLUGIN_CONTRACT}, at
  * start-up with a sentence instead of failing later. Version 2 typed the
  * subtask recipe (its `env` comes from the plugin's factory) and hands the
- * workspace backing the storage it lives in.
+ * workspace backing the storage it lives in. Version 3 gives a recipe the
+ * metered model call (`RecipeContext.generate`).
  */
-export const PLUGIN_CONTRACT_VERSION = 2;
+export const PLUGIN_CONTRACT_VERSION = 3;
 export const OLDEST_PLUGIN_CONTRACT = 2;
 
 /** What a plugin's code may reach of the agent that installs it. */
@@ -71,6 +74,15 @@ export interface ToolFamilyTurn {
 
 export type ToolFamily = (context: ToolContext) => ToolFamilyTurn | Promise<ToolFamilyTurn>;
 
+/**
+ * A model call a recipe makes (`RecipeContext.generate`): what
+ * `generateWithFallback` takes, less what the subagent supplies (its
+ * environment; the agent's model config unless `config` is given).
+ */
+export type RecipeGenerateRequest = Pick<GenerateRequest, "instructions" | "messages" | "tools" | "activeTools" | "stopWhen" | "models"> & {
+  config?: ModelConfig;
+};
+
 /** What a subtask's recipe is handed, in the subagent that runs it. */
 export interface RecipeContext {
   /**
@@ -86,6 +98,16 @@ export interface RecipeContext {
    * call returning the answer. `name` keys the answer: keep it stable.
    */
   ask(name: string, question: Omit<SubtaskQuestion, "name">): Promise<HumanAnswer>;
+  /**
+   * One model exchange with fallback (`generateWithFallback`), metered as the
+   * parent's own are: its tokens count in the turn's usage and the caller's
+   * daily total, and it is an event of the task. Once the subtask's calls
+   * have spent what the turn's budget (`turn.maxTokensPerTurn`) or the
+   * caller's daily one left them, a call is refused with `SubtaskOverBudget`,
+   * no request made, and the subtask fails. Make it inside a `chunk`, so a
+   * resumed run does not make (and pay for) it again.
+   */
+  generate(request: RecipeGenerateRequest): Promise<GenerateResult>;
   /** The subagent's workspace: the plugins' backing, behind the parent agent's caps. */
   workspace: Workspace;
   /** Which subtask and task this is. */

@@ -7,6 +7,7 @@ export {
   type PluginHost,
   type PluginStore,
   type RecipeContext,
+  type RecipeGenerateRequest,
   type SubtaskType,
   type ToolContext,
   type ToolFamily,

@@ -1,9 +1,11 @@
 import type { DynamicAgentClass } from "agents";
 import type { SubtaskRow } from "../db/subtask-store.js";
+import { tokensOf } from "../db/usage-store.js";
+import { tokensLeft } from "../host/budget.js";
 import { DynamicAgent, type SubtaskAnswer, type SubtaskAsk } from "../host/dynamic-agent.js";
 import type { AgentEnv } from "../host/lifecycle.js";
 import type { RecipeSubagentBase } from "../subagent/recipe-subagent.js";
-import type { SubtaskQuestion, SubtaskRunResult } from "../boundary/index.js";
+import type { SubtaskBudget, SubtaskModelCall, SubtaskQuestion, SubtaskRunResult } from "../boundary/index.js";
 import { runBounded } from "./bounded.js";
 
 /** A class extending `RecipeSubagentBase`, exported from the Worker under its own name so the runtime can make facets of it. */
@@ -18,7 +20,9 @@ const SUBTASK_HEARTBEAT_MS = 20_000;
  * subagents. A round either answers or delegates subtasks of the plugins'
  * types; subtasks are recorded before they run, run concurrently in isolated
  * subagents (facets, each with its own isolate and SQLite), and their results
- * feed the next round. The last round must answer.
+ * feed the next round. The last round must answer. A subagent's model calls
+ * count as the turn's own: in its usage, the caller's daily total and the
+ * events, under the budgets the subagent is handed.
  */
 export abstract class RoundAgentBase<Env extends Cloudflare.Env & AgentEnv = Cloudflare.Env & AgentEnv> extends DynamicAgent<Env> {
   /** The subagent class subtasks run in. */
@@ -111,6 +115,7 @@ export abstract class RoundAgentBase<Env extends Cloudflare.Env & AgentEnv = Clo
           params: JSON.parse(row.paramsJson),
           fingerprint: row.fingerprint,
           workspace: this.config.workspace,
+          budget: this.#budgetOf(taskId, row.id),
         });
         if (!verdict.ok) {
           // It ran something else under this name: trying again cannot help.
@@ -118,6 +123,7 @@ export abstract class RoundAgentBase<Env extends Cloudflare.Env & AgentEnv = Clo
           break;
         }
         result = verdict.value;
+        this.#count(taskId, row, result.calls);
       } catch (error) {
         // The subagent died mid-run (evicted, crashed): a new run resumes
         // after its last finished chunk.
@@ -145,6 +151,23 @@ export abstract class RoundAgentBase<Env extends Cloudflare.Env & AgentEnv = Clo
       );
     }
     return undefined;
+  }
+
+  /** What the subtask's calls may still spend, as this object has counted so far. */
+  #budgetOf(taskId: string, subtaskId: string): SubtaskBudget {
+    const { tokens, limit } = tokensLeft(
+      { cap: this.config.turn.maxTokensPerTurn, spent: tokensOf(this.agentDb.usage.ofTurn(taskId)) },
+      { cap: this.config.limits.tokensPerCallerPerDay, spent: () => tokensOf(this.agentDb.usage.ofDay()) },
+    );
+    return { tokens, limit, counted: this.agentDb.subtasks.get(subtaskId)?.modelCalls ?? 0 };
+  }
+
+  /** Counts the subtask's calls not counted yet, and reports each as the turn's own are (its id stable, as its place in the subtask is). */
+  #count(taskId: string, row: SubtaskRow, calls: readonly SubtaskModelCall[]): void {
+    const from = this.agentDb.countSubtaskCalls(row.id, taskId, calls);
+    for (const [i, call] of calls.slice(from).entries()) {
+      this.agentEvents.emit("model.call", taskId, { round: row.round, subtaskId: row.id, ...call }, ["model", row.id, from + i]);
+    }
   }
 
   #subagent(subtaskId: string) {

@@ -13,3 +13,12 @@ export class SubtaskNeedsInput extends DynamicAgentsError {
     super(`the subtask waits for the answer to ${JSON.stringify(question.name)}`);
   }
 }
+
+/**
+ * Thrown by `RecipeContext.generate`, making no request, once the subtask's
+ * calls have spent what its budget left them (`SubtaskBudget`): the run ends
+ * `failed` with its message, unless the recipe catches it.
+ */
+export class SubtaskOverBudget extends DynamicAgentsError {
+  static override readonly code: string = "ERR_SUBTASK_OVER_BUDGET";
+}

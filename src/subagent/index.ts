@@ -1,2 +1,2 @@
-export { SubtaskCanceled } from "./errors.js";
+export { SubtaskCanceled, SubtaskOverBudget } from "./errors.js";
 export { RecipeSubagentBase } from "./recipe-subagent.js";

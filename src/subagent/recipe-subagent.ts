@@ -1,21 +1,27 @@
 import { Agent } from "agents";
-import { and, eq } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { resolveConfig, type AgentConfigInput } from "../agent/config.js";
+import { exchangeReport, generateWithFallback, type GenerateResult } from "../agent/generate.js";
+import type { ModelConfig } from "../agent/model-config.js";
+import { tokenBudgetSpent } from "../agent/token-budget.js";
 import {
   accepted,
   refused,
   type HumanAnswer,
   type SubagentObject,
   type SubagentRefusal,
+  type SubtaskBudget,
+  type SubtaskModelCall,
+  type SubtaskOutcome,
   type SubtaskRunResult,
   type SubtaskSpec,
   type Verdict,
 } from "../boundary/index.js";
-import type { AgentPlugin, PluginHost, RecipeContext } from "../plugin/contract.js";
+import type { AgentPlugin, PluginHost, RecipeContext, RecipeGenerateRequest } from "../plugin/contract.js";
 import { createAgentRuntime } from "../plugin/runtime.js";
-import { SubtaskCanceled, SubtaskNeedsInput } from "./errors.js";
-import { SUBAGENT_DDL, recipeAnswers, recipeChunks, recipeRun } from "./schema.js";
+import { SubtaskCanceled, SubtaskNeedsInput, SubtaskOverBudget } from "./errors.js";
+import { SUBAGENT_DDL, recipeAnswers, recipeCalls, recipeChunks, recipeRun } from "./schema.js";
 
 /**
  * The isolated subagent that runs one subtask: a facet of the caller's
@@ -25,6 +31,9 @@ import { SUBAGENT_DDL, recipeAnswers, recipeChunks, recipeRun } from "./schema.j
  * result under the subtask's fingerprint, so asking again costs nothing.
  * It has what its parent has: the same plugins (their subtask types and
  * workspace backing, over this facet's own storage) and the parent's caps.
+ * The recipe's model calls are recorded as each ends and reported with every
+ * result, for the parent to count once in its turn's and its caller's usage;
+ * the budget the parent hands over holds them.
  */
 export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare.Env> extends Agent<Env> implements SubagentObject {
   readonly #db: DrizzleSqliteDODatabase;
@@ -59,7 +68,13 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
     }
   }
 
+  /** The run's outcome, with every model call the subtask made so far. */
   async #run(spec: SubtaskSpec): Promise<Verdict<SubtaskRunResult, SubagentRefusal>> {
+    const verdict = await this.#outcome(spec);
+    return verdict.ok ? accepted({ ...verdict.value, calls: this.#calls() }) : verdict;
+  }
+
+  async #outcome(spec: SubtaskSpec): Promise<Verdict<SubtaskOutcome, SubagentRefusal>> {
     const existing = this.#db.select().from(recipeRun).where(eq(recipeRun.id, 1)).get();
     if (existing && existing.fingerprint !== spec.fingerprint) {
       return refused({
@@ -84,6 +99,7 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
         {
           chunk: (name, run) => this.#chunk(name, run),
           ask: (name, question) => this.#ask(name, question),
+          generate: (request) => this.#generate(request, config.model, spec.budget),
           workspace: runtime.workspace({ storage: this.ctx.storage }),
           subtaskId: spec.subtaskId,
           taskId: spec.taskId,
@@ -127,6 +143,50 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
     throw new SubtaskNeedsInput({ name, ...question });
   }
 
+  /** The recipe's model call, refused once the budget is spent, recorded as it ends (failed ones too: they are model calls). */
+  async #generate(request: RecipeGenerateRequest, model: ModelConfig, budget: SubtaskBudget | undefined): Promise<GenerateResult> {
+    let stopWhen = request.stopWhen;
+    if (budget) {
+      // What the parent has not counted yet is what its budget does not know of.
+      const spent = this.#calls()
+        .slice(budget.counted)
+        .reduce((sum, call) => sum + call.inputTokens + call.outputTokens, 0);
+      if (spent >= budget.tokens) {
+        const which = budget.limit === "turn.maxTokensPerTurn" ? "the turn's token budget" : "the caller's daily token budget";
+        throw new SubtaskOverBudget(
+          `a model call was refused: the subtask's calls have spent ${spent} of the ${budget.tokens} tokens left in ${which} (${budget.limit})`,
+        );
+      }
+      // A call of several steps stops where the budget does, as the turn's own do.
+      if (stopWhen) stopWhen = [stopWhen].flat().concat(tokenBudgetSpent(budget.tokens - spent));
+    }
+    const begun = Date.now();
+    const result = await generateWithFallback({ ...request, stopWhen, env: this.env, config: request.config ?? model });
+    this.#db
+      .insert(recipeCalls)
+      .values(exchangeReport(result, Date.now() - begun))
+      .run();
+    return result;
+  }
+
+  /** Every model call of the subtask so far, in order. */
+  #calls(): SubtaskModelCall[] {
+    return this.#db
+      .select({
+        model: recipeCalls.model,
+        fallback: recipeCalls.fallback,
+        retries: recipeCalls.retries,
+        outcome: recipeCalls.outcome,
+        steps: recipeCalls.steps,
+        inputTokens: recipeCalls.inputTokens,
+        outputTokens: recipeCalls.outputTokens,
+        durationMs: recipeCalls.durationMs,
+      })
+      .from(recipeCalls)
+      .orderBy(asc(recipeCalls.seq))
+      .all();
+  }
+
   async #chunk<T>(name: string, run: () => Promise<T>): Promise<T> {
     const done = this.#db.select().from(recipeChunks).where(eq(recipeChunks.name, name)).get();
     if (done) return JSON.parse(done.resultJson) as T;
@@ -143,7 +203,7 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
   }
 
   /** Records the run's end unless another run already did: a final status never changes, and the recorded one is returned. */
-  #finish(status: "done" | "failed" | "canceled", result?: unknown, error?: string): SubtaskRunResult {
+  #finish(status: "done" | "failed" | "canceled", result?: unknown, error?: string): SubtaskOutcome {
     this.#db
       .update(recipeRun)
       .set({ status, resultJson: result === undefined ? null : JSON.stringify(result), error: error ?? null })

@@ -28,6 +28,8 @@ export interface EventCatalogue {
     inputTokens: number;
     outputTokens: number;
     durationMs: number;
+    /** A subagent's call (`RecipeContext.generate`): the subtask it was made for. */
+    subtaskId?: string;
   };
   /** One tool call as the journal saw it: run, replayed from the journal, or reported interrupted. */
   "tool.call": { round: number; tool: string; outcome: "ok" | "error" | "replayed" | "interrupted"; durationMs: number; redacted: boolean };

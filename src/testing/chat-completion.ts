@@ -12,11 +12,14 @@ export interface ChatReply {
   /** The answer's text; `null` or absent with tool calls only. */
   content?: string | null;
   toolCalls?: ChatToolCall[];
+  /** What the completion says it cost; default 1 input and 1 output token. */
+  usage?: { inputTokens: number; outputTokens: number };
 }
 
-/** A non-streamed completion: one choice, `tool_calls` when the reply calls tools, token counts of 1. */
+/** A non-streamed completion: one choice, `tool_calls` when the reply calls tools, token counts of 1 unless the reply says. */
 export function chatCompletionBody(reply: ChatReply, model: string) {
   const calls = reply.toolCalls ?? [];
+  const { inputTokens: input, outputTokens: output } = reply.usage ?? { inputTokens: 1, outputTokens: 1 };
   const message = {
     role: "assistant",
     content: reply.content ?? null,
@@ -36,7 +39,7 @@ export function chatCompletionBody(reply: ChatReply, model: string) {
     created: Math.floor(Date.now() / 1000),
     model,
     choices: [{ index: 0, message, finish_reason: calls.length ? "tool_calls" : "stop" }],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
   };
 }
 

@@ -170,8 +170,46 @@ const askTask = definePlugin({
   ],
 });
 
-/** Small workspace caps, the parent's: its subagents get these, not their own config's. */
-const MARKER_CONFIG: AgentConfigInput = { rounds: { maxRounds: 2 }, workspace: { maxFileBytes: 64 } };
+/**
+ * A subtask type whose recipe makes `calls` metered model calls, one per
+ * chunk, and returns their answers; a call the model could not answer fails it.
+ */
+const modelTask = definePlugin({
+  key: "model-task",
+  subtaskTypes: [
+    defineSubtaskType({
+      key: "model_task",
+      description: mark("model-task"),
+      params: z.object({ calls: z.number().int().min(1).max(3) }),
+      recipe: async (ctx, params) => {
+        const answers: string[] = [];
+        for (let n = 1; n <= params.calls; n++) {
+          answers.push(
+            await ctx.chunk(`call-${n}`, async () => {
+              const result = await ctx.generate({ messages: [{ role: "user", content: `${mark("recipe-call")} ${n}` }] });
+              if (!result.ok) throw new Error(result.errors.join("; "));
+              return result.text;
+            }),
+          );
+        }
+        return { answers };
+      },
+    }),
+  ],
+});
+
+/**
+ * Small workspace caps, the parent's: its subagents get these, not their own
+ * config's. Token budgets no spec reaches at 2 tokens a call
+ * (src/testing/chat-completion.ts), only one whose model bills more
+ * (test/subtask-budget.spec.ts).
+ */
+const MARKER_CONFIG: AgentConfigInput = {
+  rounds: { maxRounds: 2 },
+  workspace: { maxFileBytes: 64 },
+  turn: { maxTokensPerTurn: 1_000 },
+  limits: { tokensPerCallerPerDay: 1_500 },
+};
 
 export class MarkerAgent extends DynamicAgent<Cloudflare.Env> {
   /** Finished tasks go at the first sweep (their messageIds stay): retention, observable without a clock. Two streams at most. */
@@ -211,8 +249,9 @@ export class MarkerResearcher extends RoundAgentBase<Cloudflare.Env> {
   protected override agentConfig(): AgentConfigInput {
     return MARKER_CONFIG;
   }
+  /** Its own tools too (artifacts): a round may call one before it answers. */
   protected override agentPlugins(): AgentPlugin[] {
-    return [gate, echoTask, askTask];
+    return [gate, echoTask, askTask, modelTask, artifacts];
   }
   protected agentSoul(): string {
     return mark("soul");
@@ -230,7 +269,7 @@ export class MarkerResearcher extends RoundAgentBase<Cloudflare.Env> {
 
 export class MarkerSubagent extends RecipeSubagentBase<Cloudflare.Env> {
   protected agentPlugins(): AgentPlugin[] {
-    return [gate, echoTask, askTask];
+    return [gate, echoTask, askTask, modelTask];
   }
 }
 

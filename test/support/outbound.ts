@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import {
   chatCompletionBody,
   chatCompletionEvents,
@@ -47,6 +48,18 @@ export const chatToolCall = (name: string, args: unknown, model = "primary-model
 /** One model step that makes several tool calls at once (the SDK runs them in parallel). */
 export const chatToolCalls = (calls: Array<{ name: string; args: unknown }>, model: string): Response =>
   Response.json(chatCompletionBody({ toolCalls: calls.map((c) => ({ name: c.name, arguments: c.args })) }, model));
+
+/**
+ * A request whose connection the far end closes before answering (a model
+ * endpoint dropping a keep-alive connection): it rejects with the runtime's
+ * own error for that, raised by a real connection (vitest.config.ts's
+ * CONNECTION_DROPPER). A fake model returns it to fail one request so.
+ */
+export function droppedConnection(): Promise<Response> {
+  const dropper = env.CONNECTION_DROPPER;
+  if (!dropper) throw new Error("the test worker's CONNECTION_DROPPER binding is missing (vitest.config.ts)");
+  return dropper.fetch("http://dropped.test/v1/chat/completions", { method: "POST" });
+}
 
 const lastUserText = (call: ModelCall) => String([...call.messages].reverse().find((m) => m.role === "user")?.content ?? "");
 

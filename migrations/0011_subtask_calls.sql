@@ -1,0 +1,1 @@
+ALTER TABLE `subtasks` ADD `model_calls` integer DEFAULT 0 NOT NULL;
