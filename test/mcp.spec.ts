@@ -84,6 +84,7 @@ describe("an agent's MCP servers", () => {
       "docs__slow",
       "docs__whoami",
       "gated__lookup",
+      "gated__whoami",
     ]);
     expect(first!.toolDescriptions.docs__lookup).toBeTruthy();
     // The model got the server's answer: the bearer token matched, and it was never echoed.
@@ -108,7 +109,7 @@ describe("an agent's MCP servers", () => {
 
     const statuses = Object.fromEntries(serverEvents().map((e) => [e.data.server, e.data]));
     expect(statuses.docs).toMatchObject({ status: "ready", tools: 5 });
-    expect(statuses.gated).toMatchObject({ status: "ready", tools: 1 });
+    expect(statuses.gated).toMatchObject({ status: "ready", tools: 2 });
     expect(statuses.down).toMatchObject({ status: "unavailable", tools: 0 });
     expect(statuses.slowstart).toMatchObject({ status: "unavailable", reason: "timeout" });
   });
@@ -148,7 +149,7 @@ describe("an agent's MCP servers", () => {
     expect(toolEvents(task.id).map((e) => e.data.outcome)).toEqual(["ok", "replayed"]);
   });
 
-  it("a tool that needs approval parks the task, and runs only once approved", async () => {
+  it("a tool its server's config does not name as trusted parks the task for approval, and runs only once approved", async () => {
     const before = await statsOf("gated");
     callsOnce("gated__lookup", { term: "approved term" });
     const caller = newCaller();
@@ -159,7 +160,8 @@ describe("an agent's MCP servers", () => {
       "the task to wait for approval",
     );
     const request = waiting.status.message.parts.find((p: { data?: { type?: string } }) => p.data?.type === HITL_REQUEST_TYPE)!.data;
-    expect(request).toMatchObject({ requestKind: "approval" });
+    expect(request).toMatchObject({ requestKind: "approval", prompt: mark("approval-prompt") });
+    expect(harness.outbound.modelCalls).toHaveLength(1);
     expect((await statsOf("gated")).calls.lookup ?? 0).toBe(before.calls.lookup ?? 0);
 
     const answer = {
@@ -176,6 +178,19 @@ describe("an agent's MCP servers", () => {
     expect(done.status.state).toBe("TASK_STATE_COMPLETED");
     expect(JSON.stringify(toolMessages(harness.outbound.modelCalls.at(-1)!))).toContain("found: approved term");
     expect((await statsOf("gated")).calls.lookup).toBe((before.calls.lookup ?? 0) + 1);
+  });
+
+  it("a tool named as trusted runs without approval, on the same server as one that needs it", async () => {
+    const before = await statsOf("gated");
+    callsOnce("gated__whoami");
+    const task = await send(newCaller(), "who am I to the gated server?");
+    const done = await finished(task.id);
+    expect(done.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(
+      harness.outbound.pushes.some((p) => p.body.statusUpdate?.taskId === task.id && p.body.statusUpdate.status.state === "TASK_STATE_INPUT_REQUIRED"),
+    ).toBe(false);
+    expect(harness.outbound.modelCalls).toHaveLength(2);
+    expect((await statsOf("gated")).calls.whoami).toBe((before.calls.whoami ?? 0) + 1);
   });
 
   it("a dropped connection is reconnected: the call after it goes through, and both are events", async () => {
@@ -237,6 +252,14 @@ describe("MCP servers' guards", () => {
     }
   });
 
+  it("a server's tools are untrusted unless named: the old opt-in `approval` field is refused by name, never ignored", () => {
+    const server = { name: "docs", url: MCP_SERVERS.docs };
+    expect(resolveConfig({ mcp: { allowlist: ["https://mcp.test"], servers: [server] } }).mcp.servers[0]!.trustedTools).toEqual([]);
+    const old = () => resolveConfig({ mcp: { allowlist: ["https://mcp.test"], servers: [{ ...server, approval: ["lookup"] } as typeof server] } });
+    expect(old).toThrow(ConfigError);
+    expect(old).toThrow(/mcp\.servers\.0\.approval/);
+  });
+
   it("a request off the allowlist (a redirect, an endpoint named elsewhere) is never sent, so the credential stays home", async () => {
     const sent: string[] = [];
     const original = globalThis.fetch;
@@ -246,7 +269,7 @@ describe("MCP servers' guards", () => {
     };
     try {
       const guarded = credentialedFetch(
-        { name: "docs", url: MCP_SERVERS.docs, bearerSecret: "MCP_TOKEN", headerSecrets: {}, approval: [] },
+        { name: "docs", url: MCP_SERVERS.docs, bearerSecret: "MCP_TOKEN", headerSecrets: {}, trustedTools: [] },
         { allowlist: ["https://mcp.test"], env: new Map([["MCP_TOKEN", TOKEN]]) },
       );
       await expect(guarded("https://elsewhere.test/mcp", { method: "POST" })).rejects.toBeInstanceOf(McpRefused);

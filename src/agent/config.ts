@@ -95,8 +95,13 @@ const configSchema = z.strictObject({
             bearerSecret: z.string().min(1).optional(),
             /** Only these of its tools (by the server's own names); all when unset. */
             tools: z.array(z.string().min(1)).optional(),
-            /** Its tools (by the server's own names) that need a human's approval for each call; `true`: all of them. */
-            approval: z.union([z.literal(true), z.array(z.string().min(1))]).default([]),
+            /**
+             * Its tools (by the server's own names) that run without a human's
+             * approval. Every other tool of the server waits for one at each
+             * call, so a tool the server adds or renames later never runs
+             * unapproved (docs/mcp.md "Trust").
+             */
+            trustedTools: z.array(z.string().min(1)).default([]),
           }),
         )
         .default([]),

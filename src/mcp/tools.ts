@@ -8,7 +8,7 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** Characters of text one result gives the model at most: the journal keeps it in one row. */
 const MAX_RESULT_CHARS = 64 * 1024;
 
-/** One server's tools (already filtered by its config) as AI SDK tools, named `<server>__<tool>`, approval as configured. */
+/** One server's tools (already filtered by its config) as AI SDK tools, named `<server>__<tool>`; each needs approval unless the config trusts it. */
 export function serverTools(server: McpServerConfig, listings: readonly McpToolListing[], servers: McpServers): ToolSet {
   const tools: ToolSet = {};
   for (const listing of listings) {
@@ -18,7 +18,7 @@ export function serverTools(server: McpServerConfig, listings: readonly McpToolL
     tools[name] = tool({
       description: listing.description ?? listing.title ?? listing.name,
       inputSchema: jsonSchema<Record<string, unknown>>(objectSchema(listing.inputSchema)),
-      needsApproval: server.approval === true || server.approval.includes(listing.name),
+      needsApproval: !server.trustedTools.includes(listing.name),
       execute: async (args, { abortSignal }) => modelView(await servers.call(server.name, listing.name, args, abortSignal)),
     });
   }

@@ -9,8 +9,9 @@ export const MCP_LEAK = "canary-secret-mcp-leak-9c2f";
 /**
  * Where the specs' MCP servers are (test/support/mcp-fixture.mjs, reached
  * through the pool's outbound service): `docs` needs the bearer token from
- * MCP_TOKEN, `gated` needs an approval for every call, `down` refuses every
- * connection and `slowstart` never answers its handshake.
+ * MCP_TOKEN and its tools are trusted, `gated` trusts only `whoami` (its
+ * `lookup` needs an approval for every call), `down` refuses every connection
+ * and `slowstart` never answers its handshake.
  */
 export const MCP_SERVERS = {
   docs: "https://mcp.test/docs/mcp",
@@ -19,6 +20,8 @@ export const MCP_SERVERS = {
   slowstart: "https://mcp-slow.test/mcp",
 };
 
+const DOCS_TOOLS = ["lookup", "fails", "slow", "leak", "whoami"];
+
 /** An agent with MCP servers from config alone, and a redactor for what their tools return. */
 export class McpMarkerAgent extends DynamicAgent<Cloudflare.Env> {
   protected override agentConfig(): AgentConfigInput {
@@ -26,8 +29,8 @@ export class McpMarkerAgent extends DynamicAgent<Cloudflare.Env> {
       mcp: {
         allowlist: ["https://mcp.test", "https://mcp-down.test", "https://mcp-slow.test"],
         servers: [
-          { name: "docs", url: MCP_SERVERS.docs, bearerSecret: "MCP_TOKEN", tools: ["lookup", "fails", "slow", "leak", "whoami"] },
-          { name: "gated", url: MCP_SERVERS.gated, approval: true, tools: ["lookup"] },
+          { name: "docs", url: MCP_SERVERS.docs, bearerSecret: "MCP_TOKEN", tools: DOCS_TOOLS, trustedTools: DOCS_TOOLS },
+          { name: "gated", url: MCP_SERVERS.gated, tools: ["lookup", "whoami"], trustedTools: ["whoami"] },
           { name: "down", url: MCP_SERVERS.down },
           { name: "slowstart", url: MCP_SERVERS.slowstart },
         ],
