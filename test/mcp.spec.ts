@@ -1,15 +1,17 @@
 import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE } from "@dynamicagents/core/a2a";
 import { resolveConfig } from "@dynamicagents/core/agent";
 import { ConfigError } from "@dynamicagents/core/errors";
+import { callerObjectName } from "@dynamicagents/core/worker";
 import type { AgentEvent, EventCatalogue, EventLine } from "@dynamicagents/core/telemetry";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { credentialedFetch, McpRefused } from "../src/mcp/index.js";
 import { mark } from "./support/agents.js";
 import { captureConsole, type CapturedConsole } from "./support/console-capture.js";
-import { PUSH_URL } from "./support/constants.js";
+import { GATEKEEPER, PUSH_URL } from "./support/constants.js";
 import { markerEdge } from "./support/isolated-edge.js";
-import { MCP_LEAK, MCP_SERVERS } from "./support/mcp-agent.js";
+import { MCP_LEAK, MCP_SERVERS, STRADDLE_SECRET } from "./support/mcp-agent.js";
 import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
 import { call, sendParams } from "./support/rpc.js";
 import { useMarkerHarness } from "./support/turn-harness.js";
@@ -77,15 +79,11 @@ describe("an agent's MCP servers", () => {
     expect(done.status.state).toBe("TASK_STATE_COMPLETED");
 
     const [first] = harness.outbound.modelCalls;
-    expect(first!.tools.filter((t) => t.includes("__")).sort()).toEqual([
-      "docs__fails",
-      "docs__leak",
-      "docs__lookup",
-      "docs__slow",
-      "docs__whoami",
-      "gated__lookup",
-      "gated__whoami",
-    ]);
+    expect(first!.tools.filter((t) => t.includes("__")).sort()).toEqual(
+      ["docs__fails", "docs__leak", "docs__lookup", "docs__slow", "docs__whoami", "gated__lookup", "gated__whoami"]
+        .concat(["huge_blocks", "huge_structured", "many_blocks", "straddle"].map((t) => `bulk__${t}`))
+        .sort(),
+    );
     expect(first!.toolDescriptions.docs__lookup).toBeTruthy();
     // The model got the server's answer: the bearer token matched, and it was never echoed.
     expect(JSON.stringify(toolMessages(harness.outbound.modelCalls.at(-1)!))).toContain('\\"authorized\\":true');
@@ -237,6 +235,81 @@ describe("an agent's MCP servers", () => {
       "the canceled push",
     );
     expect(harness.outbound.modelCalls).toHaveLength(1);
+  });
+});
+
+describe("what a tool returns is capped (tools.maxResultBytes), MCP servers' and plugins' alike", () => {
+  const CAP = resolveConfig().tools.maxResultBytes;
+  const bytes = (text: string) => new TextEncoder().encode(text).byteLength;
+  const journalOf = (key: string, taskId: string) =>
+    runInDurableObject(env.MARKER_MCP!.get(env.MARKER_MCP!.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "mcp", key }))), (_i, state) =>
+      state.storage.sql
+        .exec<{ tool_name: string; output_json: string | null }>("SELECT tool_name, output_json FROM tool_calls WHERE task_id = ?", taskId)
+        .toArray(),
+    );
+
+  /** One turn whose model calls `name` and then answers: what the model was given of the result, and the journal's row of the call. */
+  async function resultOf(name: string) {
+    harness.outbound.model = (c) => (c.toolResults.length === 0 ? chatToolCall(name, {}, c.model) : chatCompletion("done", c.model));
+    const caller = newCaller();
+    const task = await send(caller, `call ${name}`);
+    expect((await finished(task.id)).status.state).toBe("TASK_STATE_COMPLETED");
+    // The exchange after the call (a compaction's summary request may follow the turn).
+    const given = harness.outbound.modelCalls.filter((c) => c.toolResults.length > 0).map((c) => c.toolResults);
+    expect(given.map((results) => results.map((r) => r.toolName))).toEqual([[name]]);
+    const rows = await journalOf(caller.identity.key, task.id);
+    expect(rows.map((r) => r.tool_name)).toEqual([name]);
+    return { given: given[0]![0]!.content, journaled: rows[0]!.output_json! };
+  }
+
+  /** The cut result as the model reads it: within the cap, its beginning, and the agent's note saying it was cut. */
+  function expectCut(text: string) {
+    expect(bytes(text)).toBeLessThanOrEqual(CAP);
+    const cut = JSON.parse(text) as { truncated: boolean; note: string; result: unknown };
+    expect(cut).toMatchObject({ truncated: true, note: mark("tool-result-cut") });
+    // Most of the room is the result's own.
+    expect(bytes(JSON.stringify(cut.result))).toBeGreaterThan(CAP * 0.9);
+    return cut.result;
+  }
+
+  it("an MCP tool's 3 MB structuredContent: the model and the journal get its first rows, within the cap, and the note", async () => {
+    const { given, journaled } = await resultOf("bulk__huge_structured");
+    expect(journaled).toBe(given);
+    const result = expectCut(given) as { rows: Array<{ id: number; text: string }> };
+    expect(result.rows[0]).toMatchObject({ id: 0 });
+    expect(result.rows.length).toBeGreaterThan(100);
+    expect(result.rows.length).toBeLessThan(30_000);
+  });
+
+  it("an MCP tool's three 1 MB text blocks: their text, cut within the cap, and the note", async () => {
+    const { given, journaled } = await resultOf("bulk__huge_blocks");
+    expect(journaled).toBe(given);
+    expect(expectCut(given)).toMatch(/^block 1: lorem ipsum/);
+  });
+
+  it("an MCP tool's 50,000 content blocks: the first of them, within the cap, and the note", async () => {
+    const { given, journaled } = await resultOf("bulk__many_blocks");
+    expect(journaled).toBe(given);
+    const blocks = expectCut(given) as string[];
+    expect(blocks[0]).toMatch(/^block 0: /);
+    expect(blocks.length).toBeGreaterThan(100);
+    expect(blocks.length).toBeLessThan(50_000);
+  });
+
+  it("a plugin tool's 3 MB result: the same cap, the same note", async () => {
+    const { given, journaled } = await resultOf("bulk_rows");
+    expect(journaled).toBe(given);
+    const result = expectCut(given) as { rows: Array<{ id: number }> };
+    expect(result.rows[0]).toMatchObject({ id: 0 });
+  });
+
+  it("a secret where the cap cuts is redacted whole: the redactors read past the cut, so no part of one reaches the model or the journal", async () => {
+    const { given, journaled } = await resultOf("bulk__straddle");
+    expect(journaled).toBe(given);
+    const text = expectCut(given) as string;
+    // The cut falls among the secrets (each replaced), and not one character of a secret is left.
+    expect(text).toContain(mark("redacted"));
+    expect(given).not.toContain(STRADDLE_SECRET[0]);
   });
 });
 
