@@ -16,7 +16,10 @@ export interface Env extends EdgeEnv {
   OPENAI_FALLBACK_MODEL?: string;
   /** JSON array of origins the assistant and the researcher may read pages from. */
   FETCH_ALLOWLIST?: string;
-  /** JSON array of the assistant's MCP servers, each `{ name, url, bearerSecret?, headerSecrets?, tools?, approval? }` (docs/tools.md). */
+  /**
+   * JSON array of the assistant's MCP servers, each `{ name, url, bearerSecret?, headerSecrets?, tools?, trustedTools? }`
+   * (docs/mcp.md): every tool of a server waits for an approval at each call unless `trustedTools` names it.
+   */
   MCP_SERVERS?: string;
   /** JSON array of origins MCP servers may be at; a server elsewhere stops the assistant from starting. */
   MCP_ALLOWLIST?: string;

@@ -42,6 +42,8 @@ export const assistantPolicy: AgentPolicy = {
       "Summarise the conversation below for your own later use: keep every fact, name, number, decision and open question the user or you stated, and the results of tools that were used. Write plain prose, at most 300 words.",
     toolInterrupted:
       "This tool call was interrupted before it finished, and it is not run again: it may or may not have taken effect. Check before you rely on it.",
+    toolResultCut:
+      "This tool's result was too long to give you whole: `result` holds only its beginning. If you need more, ask the tool for less at a time (a narrower query, a smaller page).",
   },
   hitl: {
     askUserDescription:

@@ -1,15 +1,17 @@
 import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE } from "@dynamicagents/core/a2a";
 import { resolveConfig } from "@dynamicagents/core/agent";
 import { ConfigError } from "@dynamicagents/core/errors";
+import { callerObjectName } from "@dynamicagents/core/worker";
 import type { AgentEvent, EventCatalogue, EventLine } from "@dynamicagents/core/telemetry";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { credentialedFetch, McpRefused } from "../src/mcp/index.js";
 import { mark } from "./support/agents.js";
 import { captureConsole, type CapturedConsole } from "./support/console-capture.js";
-import { PUSH_URL } from "./support/constants.js";
+import { GATEKEEPER, PUSH_URL } from "./support/constants.js";
 import { markerEdge } from "./support/isolated-edge.js";
-import { MCP_LEAK, MCP_SERVERS } from "./support/mcp-agent.js";
+import { MCP_LEAK, MCP_SERVERS, STRADDLE_SECRET } from "./support/mcp-agent.js";
 import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
 import { call, sendParams } from "./support/rpc.js";
 import { useMarkerHarness } from "./support/turn-harness.js";
@@ -77,14 +79,11 @@ describe("an agent's MCP servers", () => {
     expect(done.status.state).toBe("TASK_STATE_COMPLETED");
 
     const [first] = harness.outbound.modelCalls;
-    expect(first!.tools.filter((t) => t.includes("__")).sort()).toEqual([
-      "docs__fails",
-      "docs__leak",
-      "docs__lookup",
-      "docs__slow",
-      "docs__whoami",
-      "gated__lookup",
-    ]);
+    expect(first!.tools.filter((t) => t.includes("__")).sort()).toEqual(
+      ["docs__fails", "docs__leak", "docs__lookup", "docs__slow", "docs__whoami", "gated__lookup", "gated__whoami"]
+        .concat(["huge_blocks", "huge_structured", "many_blocks", "straddle"].map((t) => `bulk__${t}`))
+        .sort(),
+    );
     expect(first!.toolDescriptions.docs__lookup).toBeTruthy();
     // The model got the server's answer: the bearer token matched, and it was never echoed.
     expect(JSON.stringify(toolMessages(harness.outbound.modelCalls.at(-1)!))).toContain('\\"authorized\\":true');
@@ -108,7 +107,7 @@ describe("an agent's MCP servers", () => {
 
     const statuses = Object.fromEntries(serverEvents().map((e) => [e.data.server, e.data]));
     expect(statuses.docs).toMatchObject({ status: "ready", tools: 5 });
-    expect(statuses.gated).toMatchObject({ status: "ready", tools: 1 });
+    expect(statuses.gated).toMatchObject({ status: "ready", tools: 2 });
     expect(statuses.down).toMatchObject({ status: "unavailable", tools: 0 });
     expect(statuses.slowstart).toMatchObject({ status: "unavailable", reason: "timeout" });
   });
@@ -148,7 +147,7 @@ describe("an agent's MCP servers", () => {
     expect(toolEvents(task.id).map((e) => e.data.outcome)).toEqual(["ok", "replayed"]);
   });
 
-  it("a tool that needs approval parks the task, and runs only once approved", async () => {
+  it("a tool its server's config does not name as trusted parks the task for approval, and runs only once approved", async () => {
     const before = await statsOf("gated");
     callsOnce("gated__lookup", { term: "approved term" });
     const caller = newCaller();
@@ -159,7 +158,8 @@ describe("an agent's MCP servers", () => {
       "the task to wait for approval",
     );
     const request = waiting.status.message.parts.find((p: { data?: { type?: string } }) => p.data?.type === HITL_REQUEST_TYPE)!.data;
-    expect(request).toMatchObject({ requestKind: "approval" });
+    expect(request).toMatchObject({ requestKind: "approval", prompt: mark("approval-prompt") });
+    expect(harness.outbound.modelCalls).toHaveLength(1);
     expect((await statsOf("gated")).calls.lookup ?? 0).toBe(before.calls.lookup ?? 0);
 
     const answer = {
@@ -176,6 +176,19 @@ describe("an agent's MCP servers", () => {
     expect(done.status.state).toBe("TASK_STATE_COMPLETED");
     expect(JSON.stringify(toolMessages(harness.outbound.modelCalls.at(-1)!))).toContain("found: approved term");
     expect((await statsOf("gated")).calls.lookup).toBe((before.calls.lookup ?? 0) + 1);
+  });
+
+  it("a tool named as trusted runs without approval, on the same server as one that needs it", async () => {
+    const before = await statsOf("gated");
+    callsOnce("gated__whoami");
+    const task = await send(newCaller(), "who am I to the gated server?");
+    const done = await finished(task.id);
+    expect(done.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(
+      harness.outbound.pushes.some((p) => p.body.statusUpdate?.taskId === task.id && p.body.statusUpdate.status.state === "TASK_STATE_INPUT_REQUIRED"),
+    ).toBe(false);
+    expect(harness.outbound.modelCalls).toHaveLength(2);
+    expect((await statsOf("gated")).calls.whoami).toBe((before.calls.whoami ?? 0) + 1);
   });
 
   it("a dropped connection is reconnected: the call after it goes through, and both are events", async () => {
@@ -225,6 +238,81 @@ describe("an agent's MCP servers", () => {
   });
 });
 
+describe("what a tool returns is capped (tools.maxResultBytes), MCP servers' and plugins' alike", () => {
+  const CAP = resolveConfig().tools.maxResultBytes;
+  const bytes = (text: string) => new TextEncoder().encode(text).byteLength;
+  const journalOf = (key: string, taskId: string) =>
+    runInDurableObject(env.MARKER_MCP!.get(env.MARKER_MCP!.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "mcp", key }))), (_i, state) =>
+      state.storage.sql
+        .exec<{ tool_name: string; output_json: string | null }>("SELECT tool_name, output_json FROM tool_calls WHERE task_id = ?", taskId)
+        .toArray(),
+    );
+
+  /** One turn whose model calls `name` and then answers: what the model was given of the result, and the journal's row of the call. */
+  async function resultOf(name: string) {
+    harness.outbound.model = (c) => (c.toolResults.length === 0 ? chatToolCall(name, {}, c.model) : chatCompletion("done", c.model));
+    const caller = newCaller();
+    const task = await send(caller, `call ${name}`);
+    expect((await finished(task.id)).status.state).toBe("TASK_STATE_COMPLETED");
+    // The exchange after the call (a compaction's summary request may follow the turn).
+    const given = harness.outbound.modelCalls.filter((c) => c.toolResults.length > 0).map((c) => c.toolResults);
+    expect(given.map((results) => results.map((r) => r.toolName))).toEqual([[name]]);
+    const rows = await journalOf(caller.identity.key, task.id);
+    expect(rows.map((r) => r.tool_name)).toEqual([name]);
+    return { given: given[0]![0]!.content, journaled: rows[0]!.output_json! };
+  }
+
+  /** The cut result as the model reads it: within the cap, its beginning, and the agent's note saying it was cut. */
+  function expectCut(text: string) {
+    expect(bytes(text)).toBeLessThanOrEqual(CAP);
+    const cut = JSON.parse(text) as { truncated: boolean; note: string; result: unknown };
+    expect(cut).toMatchObject({ truncated: true, note: mark("tool-result-cut") });
+    // Most of the room is the result's own.
+    expect(bytes(JSON.stringify(cut.result))).toBeGreaterThan(CAP * 0.9);
+    return cut.result;
+  }
+
+  it("an MCP tool's 3 MB structuredContent: the model and the journal get its first rows, within the cap, and the note", async () => {
+    const { given, journaled } = await resultOf("bulk__huge_structured");
+    expect(journaled).toBe(given);
+    const result = expectCut(given) as { rows: Array<{ id: number; text: string }> };
+    expect(result.rows[0]).toMatchObject({ id: 0 });
+    expect(result.rows.length).toBeGreaterThan(100);
+    expect(result.rows.length).toBeLessThan(30_000);
+  });
+
+  it("an MCP tool's three 1 MB text blocks: their text, cut within the cap, and the note", async () => {
+    const { given, journaled } = await resultOf("bulk__huge_blocks");
+    expect(journaled).toBe(given);
+    expect(expectCut(given)).toMatch(/^block 1: lorem ipsum/);
+  });
+
+  it("an MCP tool's 50,000 content blocks: the first of them, within the cap, and the note", async () => {
+    const { given, journaled } = await resultOf("bulk__many_blocks");
+    expect(journaled).toBe(given);
+    const blocks = expectCut(given) as string[];
+    expect(blocks[0]).toMatch(/^block 0: /);
+    expect(blocks.length).toBeGreaterThan(100);
+    expect(blocks.length).toBeLessThan(50_000);
+  });
+
+  it("a plugin tool's 3 MB result: the same cap, the same note", async () => {
+    const { given, journaled } = await resultOf("bulk_rows");
+    expect(journaled).toBe(given);
+    const result = expectCut(given) as { rows: Array<{ id: number }> };
+    expect(result.rows[0]).toMatchObject({ id: 0 });
+  });
+
+  it("a secret where the cap cuts is redacted whole: the redactors read past the cut, so no part of one reaches the model or the journal", async () => {
+    const { given, journaled } = await resultOf("bulk__straddle");
+    expect(journaled).toBe(given);
+    const text = expectCut(given) as string;
+    // The cut falls among the secrets (each replaced), and not one character of a secret is left.
+    expect(text).toContain(mark("redacted"));
+    expect(given).not.toContain(STRADDLE_SECRET[0]);
+  });
+});
+
 describe("MCP servers' guards", () => {
   it("a server off the allowlist refuses the start, by name", () => {
     const config = () => resolveConfig({ mcp: { allowlist: ["https://mcp.test"], servers: [{ name: "evil", url: "https://evil.test/mcp" }] } });
@@ -237,6 +325,14 @@ describe("MCP servers' guards", () => {
     }
   });
 
+  it("a server's tools are untrusted unless named: the old opt-in `approval` field is refused by name, never ignored", () => {
+    const server = { name: "docs", url: MCP_SERVERS.docs };
+    expect(resolveConfig({ mcp: { allowlist: ["https://mcp.test"], servers: [server] } }).mcp.servers[0]!.trustedTools).toEqual([]);
+    const old = () => resolveConfig({ mcp: { allowlist: ["https://mcp.test"], servers: [{ ...server, approval: ["lookup"] } as typeof server] } });
+    expect(old).toThrow(ConfigError);
+    expect(old).toThrow(/mcp\.servers\.0\.approval/);
+  });
+
   it("a request off the allowlist (a redirect, an endpoint named elsewhere) is never sent, so the credential stays home", async () => {
     const sent: string[] = [];
     const original = globalThis.fetch;
@@ -246,7 +342,7 @@ describe("MCP servers' guards", () => {
     };
     try {
       const guarded = credentialedFetch(
-        { name: "docs", url: MCP_SERVERS.docs, bearerSecret: "MCP_TOKEN", headerSecrets: {}, approval: [] },
+        { name: "docs", url: MCP_SERVERS.docs, bearerSecret: "MCP_TOKEN", headerSecrets: {}, trustedTools: [] },
         { allowlist: ["https://mcp.test"], env: new Map([["MCP_TOKEN", TOKEN]]) },
       );
       await expect(guarded("https://elsewhere.test/mcp", { method: "POST" })).rejects.toBeInstanceOf(McpRefused);

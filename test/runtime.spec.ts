@@ -113,7 +113,10 @@ describe("createAgentRuntime fails at start-up with a sentence naming the culpri
       definePlugin({ key: "b", capability: "Can B.", toolFamilies: { fb: echoFamily("tb") } }),
     ]);
     expect(runtime.capabilities).toBe("Can A.\nCan B.");
-    expect(Object.keys((await runtime.tools({ taskId: "t", origin: "https://o.test", addArtifact: noArtifacts })).tools).sort()).toEqual(["ta", "tb"]);
+    expect(Object.keys((await runtime.tools({ taskId: "t", origin: "https://o.test", addArtifact: noArtifacts }, { cutNote: "cut" })).tools).sort()).toEqual([
+      "ta",
+      "tb",
+    ]);
     // No plugin supplies a backing: memory, behind the configured caps.
     const workspace = runtime.workspace({ storage: {} as DurableObjectStorage });
     expect(workspace.caps).toEqual(config.workspace);
@@ -180,27 +183,93 @@ describe("the workspace", () => {
 
 describe("tool-result redaction", () => {
   const tools = { secret: tool({ inputSchema: z.object({}), execute: async () => ({ token: "sk-live-1234567890abcdef" }) }) };
+  const cap = { maxBytes: 4096, note: "cut" };
   const run = (set: typeof tools) => (set.secret.execute as (i: unknown, o: unknown) => Promise<unknown>)({}, { toolCallId: "c", messages: [] });
 
   it("replaces what the model sees", async () => {
-    const redacted = redactToolResults(tools, [() => ({ token: "[redacted]" })]);
+    const redacted = redactToolResults(tools, [() => ({ token: "[redacted]" })], { cap });
     expect(await run(redacted)).toEqual({ token: "[redacted]" });
   });
 
   it("keeps the result when the redactor returns undefined", async () => {
-    expect(await run(redactToolResults(tools, [() => undefined]))).toEqual({ token: "sk-live-1234567890abcdef" });
+    expect(await run(redactToolResults(tools, [() => undefined], { cap }))).toEqual({ token: "sk-live-1234567890abcdef" });
   });
 
   it("fails closed: a redactor that throws yields the stub, never the original", async () => {
     const result = await run(
-      redactToolResults(tools, [
-        () => {
-          throw new Error("redactor bug");
-        },
-      ]),
+      redactToolResults(
+        tools,
+        [
+          () => {
+            throw new Error("redactor bug");
+          },
+        ],
+        { cap },
+      ),
     );
     expect(result).toEqual(REDACTION_FAILED_STUB);
     expect(JSON.stringify(result)).not.toContain("sk-live");
+  });
+});
+
+describe("the cap on a tool's result (redactToolResults)", () => {
+  const cap = { maxBytes: 4096, note: "NOTE" };
+  const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).byteLength;
+  const runOne = async (execute: () => unknown, redactors: Parameters<typeof redactToolResults>[1] = []) => {
+    const tools = redactToolResults({ t: tool({ inputSchema: z.object({}), execute: async () => execute() }) }, redactors, { cap });
+    return (tools.t.execute as (i: unknown, o: unknown) => Promise<unknown>)({}, { toolCallId: "c", messages: [] });
+  };
+
+  it("passes a result that fits unchanged, and wraps one that does not, the whole within the cap", async () => {
+    expect(await runOne(() => ({ small: "result" }))).toEqual({ small: "result" });
+    const big = await runOne(() => "x".repeat(10_000));
+    expect(big).toEqual({ truncated: true, note: "NOTE", result: expect.stringMatching(/^x{3000,}$/) });
+    expect(bytes(big)).toBeLessThanOrEqual(cap.maxBytes);
+  });
+
+  it("counts JSON's escapes and UTF-8, and never splits a surrogate pair", async () => {
+    for (const unit of ['"', "\u0001", "é", "😀", "\n"]) {
+      const result = (await runOne(() => ({ text: unit.repeat(5_000) }))) as { result: { text: string } };
+      expect(bytes(result)).toBeLessThanOrEqual(cap.maxBytes);
+      expect(bytes(result)).toBeGreaterThan(cap.maxBytes - 16);
+      expect(result.result.text.length % unit.length).toBe(0);
+    }
+  });
+
+  it("keeps the first elements of a long array, and cuts a cyclic result rather than failing", async () => {
+    const many = (await runOne(() => Array.from({ length: 100_000 }, (_, i) => i))) as { result: number[] };
+    expect(many.result.slice(0, 3)).toEqual([0, 1, 2]);
+    expect(bytes(many)).toBeLessThanOrEqual(cap.maxBytes);
+    const cyclic: Record<string, unknown> = { name: "loop" };
+    cyclic.self = cyclic;
+    const cut = (await runOne(() => cyclic)) as { truncated: boolean; result: { name: string } };
+    expect(cut).toMatchObject({ truncated: true, result: { name: "loop" } });
+    expect(bytes(cut)).toBeLessThanOrEqual(cap.maxBytes);
+  });
+
+  it("the redactors see four times the cap: past the final cut, not the whole of a huge result", async () => {
+    let seen = 0;
+    await runOne(
+      () => "y".repeat(1_000_000),
+      [
+        ({ output }) => {
+          seen = bytes(output);
+          return undefined;
+        },
+      ],
+    );
+    expect(seen).toBeGreaterThan(3 * cap.maxBytes);
+    expect(seen).toBeLessThanOrEqual(4 * cap.maxBytes);
+  });
+
+  it("a thrown error with no redactor stays a throw, its message cut to the cap and the note after it", async () => {
+    const error = (await runOne(() => {
+      throw new RangeError("z".repeat(100_000));
+    }).catch((e: unknown) => e)) as Error;
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe("RangeError");
+    expect(error.message).toMatch(/^z{3000,}\n\nNOTE$/);
+    expect(new TextEncoder().encode(error.message).byteLength).toBeLessThanOrEqual(cap.maxBytes);
   });
 });
 
@@ -241,7 +310,7 @@ describe("redaction without holes", () => {
       env: {},
       config: config.model,
       messages: [{ role: "user", content: "look it up" }],
-      tools: (await runtime.tools({ taskId: "t", origin: "https://o.test", addArtifact: noArtifacts })).tools,
+      tools: (await runtime.tools({ taskId: "t", origin: "https://o.test", addArtifact: noArtifacts }, { cutNote: "cut" })).tools,
       stopWhen: stepCountIs(3),
       models: scriptedChoices(model),
     });

@@ -23,6 +23,7 @@ const conformancePolicy: AgentPolicy = {
     summaryHeading: "Earlier turns:",
     summarize: "Summarise the conversation below.",
     toolInterrupted: "This tool call was interrupted.",
+    toolResultCut: "This tool result was cut: only its beginning is shown.",
   },
   hitl: {
     askUserDescription: "Ask the user a question.",

@@ -304,16 +304,17 @@ async function firstListedModel(baseUrl, apiKey) {
 
 /**
  * MCP_SERVERS and MCP_ALLOWLIST for the Worker (the reference assistant reads
- * them): the dev MCP server, each unless the dev secrets file sets it, whose
- * value wins as for FETCH_ALLOWLIST.
- * @param {{ name: string, url: string, origin: string }} mcp
+ * them): the dev MCP server, its own harmless tools trusted by name (an MCP
+ * tool not named so waits for an approval at every call: docs/mcp.md), each
+ * unless the dev secrets file sets it, whose value wins as for FETCH_ALLOWLIST.
+ * @param {{ name: string, url: string, origin: string, tools: string[] }} mcp
  * @param {Record<string, string>} devVars
  * @returns {Record<string, string>}
  */
 export function mcpVars(mcp, devVars) {
   /** @type {Record<string, string>} */
   const vars = {};
-  if (!devVars.MCP_SERVERS) vars.MCP_SERVERS = JSON.stringify([{ name: mcp.name, url: mcp.url }]);
+  if (!devVars.MCP_SERVERS) vars.MCP_SERVERS = JSON.stringify([{ name: mcp.name, url: mcp.url, trustedTools: mcp.tools }]);
   if (!devVars.MCP_ALLOWLIST) vars.MCP_ALLOWLIST = JSON.stringify([mcp.origin]);
   return vars;
 }

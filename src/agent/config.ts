@@ -76,6 +76,19 @@ const configSchema = z.strictObject({
       maxSchemas: z.number().int().min(2).max(24).default(24),
       /** Tools one `find_tools` call returns at most. */
       searchResults: z.number().int().min(1).max(20).default(6),
+      /**
+       * UTF-8 bytes of one tool result's JSON at most, as the model and the
+       * tool-call journal get it (MCP results and plugin tools alike); a
+       * longer one is cut, and the model told so in the policy's
+       * `messages.toolResultCut`. 64 KiB: about 16k tokens, and far below
+       * the 2 MB a Durable Object's SQLite row may hold.
+       */
+      maxResultBytes: z
+        .number()
+        .int()
+        .min(1024)
+        .max(512 * 1024)
+        .default(64 * 1024),
     })
     .prefault({}),
   mcp: z
@@ -95,8 +108,13 @@ const configSchema = z.strictObject({
             bearerSecret: z.string().min(1).optional(),
             /** Only these of its tools (by the server's own names); all when unset. */
             tools: z.array(z.string().min(1)).optional(),
-            /** Its tools (by the server's own names) that need a human's approval for each call; `true`: all of them. */
-            approval: z.union([z.literal(true), z.array(z.string().min(1))]).default([]),
+            /**
+             * Its tools (by the server's own names) that run without a human's
+             * approval. Every other tool of the server waits for one at each
+             * call, so a tool the server adds or renames later never runs
+             * unapproved (docs/mcp.md "Trust").
+             */
+            trustedTools: z.array(z.string().min(1)).default([]),
           }),
         )
         .default([]),

@@ -23,6 +23,8 @@ export interface AgentPolicy {
     summarize: string;
     /** Told to the model for a tool call that started and never finished (it is never run again). */
     toolInterrupted: string;
+    /** Told to the model beside a tool result cut to `tools.maxResultBytes`: it has only the beginning. */
+    toolResultCut: string;
   };
   /** The human-in-the-loop words: the `ask_user` tool, approvals, answers and expiry. */
   hitl: HitlWords;
@@ -171,7 +173,17 @@ export function validatePolicy(policy: AgentPolicy | undefined, options: PolicyN
   const fn = (value: unknown, name: string) => {
     if (typeof value !== "function") missing.push(name);
   };
-  for (const name of ["failure", "emptyAnswer", "abandoned", "unfinished", "canceled", "summaryHeading", "summarize", "toolInterrupted"] as const)
+  for (const name of [
+    "failure",
+    "emptyAnswer",
+    "abandoned",
+    "unfinished",
+    "canceled",
+    "summaryHeading",
+    "summarize",
+    "toolInterrupted",
+    "toolResultCut",
+  ] as const)
     text(policy?.messages?.[name], `messages.${name}`);
   const hitl = policy?.hitl;
   for (const name of ["askUserDescription", "approve", "reject", "denied", "expired", "timedOut"] as const) text(hitl?.[name], `hitl.${name}`);

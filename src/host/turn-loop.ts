@@ -168,7 +168,7 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
     if (typeof callOptions === "object" && callOptions !== null) verdicts.set(callOptions, verdict);
   };
   const family = { taskId, origin: input.origin, signal: input.signal, addArtifact: input.addArtifact, emit: input.emit };
-  const turnTools = await runtime.tools(family, observe);
+  const turnTools = await runtime.tools(family, { cutNote: policy.messages.toolResultCut, observe });
   const pluginTools: ToolSet = {};
   for (const [name, tool] of Object.entries(turnTools.tools)) {
     pluginTools[name] = exempt.has(name) ? { ...tool, needsApproval: false } : tool;

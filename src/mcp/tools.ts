@@ -5,10 +5,8 @@ import type { McpServerConfig, McpServers, McpToolListing } from "./servers.js";
 const MCP_NAME_SEPARATOR = "__";
 /** What a tool name may hold for the model APIs (OpenAI-style function names). */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-/** Characters of text one result gives the model at most: the journal keeps it in one row. */
-const MAX_RESULT_CHARS = 64 * 1024;
 
-/** One server's tools (already filtered by its config) as AI SDK tools, named `<server>__<tool>`, approval as configured. */
+/** One server's tools (already filtered by its config) as AI SDK tools, named `<server>__<tool>`; each needs approval unless the config trusts it. */
 export function serverTools(server: McpServerConfig, listings: readonly McpToolListing[], servers: McpServers): ToolSet {
   const tools: ToolSet = {};
   for (const listing of listings) {
@@ -18,7 +16,7 @@ export function serverTools(server: McpServerConfig, listings: readonly McpToolL
     tools[name] = tool({
       description: listing.description ?? listing.title ?? listing.name,
       inputSchema: jsonSchema<Record<string, unknown>>(objectSchema(listing.inputSchema)),
-      needsApproval: server.approval === true || server.approval.includes(listing.name),
+      needsApproval: !server.trustedTools.includes(listing.name),
       execute: async (args, { abortSignal }) => modelView(await servers.call(server.name, listing.name, args, abortSignal)),
     });
   }
@@ -41,20 +39,19 @@ interface ContentBlock {
  * What the model sees of a result: its structured content when it has one,
  * else its text, with binary blocks described rather than inlined. A result
  * the server marks as an error is thrown, so the model sees a failed call
- * (and the redactors see `{ error }`) as for any tool.
+ * (and the redactors see `{ error }`) as for any tool. Its size is bounded
+ * where every tool's is, after this (`redactToolResults`).
  */
 function modelView(result: { content?: unknown; structuredContent?: unknown; isError?: unknown }): unknown {
   const blocks = (Array.isArray(result.content) ? result.content : []) as ContentBlock[];
   const texts = blocks.filter((b) => b.type === "text" && typeof b.text === "string").map((b) => b.text!);
-  if (result.isError === true) throw new McpToolFailed(cap(texts.join("\n")));
+  if (result.isError === true) throw new McpToolFailed(texts.join("\n"));
   if (result.structuredContent !== undefined && result.structuredContent !== null) return result.structuredContent;
-  if (texts.length === blocks.length) return cap(texts.join("\n"));
+  if (texts.length === blocks.length) return texts.join("\n");
   return blocks.map((b) =>
-    b.type === "text" ? cap(b.text ?? "") : { type: b.type, ...(b.mimeType ? { mimeType: b.mimeType } : {}), ...(b.uri ? { uri: b.uri } : {}) },
+    b.type === "text" ? (b.text ?? "") : { type: b.type, ...(b.mimeType ? { mimeType: b.mimeType } : {}), ...(b.uri ? { uri: b.uri } : {}) },
   );
 }
-
-const cap = (text: string) => (text.length > MAX_RESULT_CHARS ? text.slice(0, MAX_RESULT_CHARS) : text);
 
 /** A tool's own failure, in the server's words. */
 class McpToolFailed extends Error {

@@ -18,5 +18,6 @@ export {
 export { PluginContractError, WorkspaceLimitError, WorkspacePathError } from "./errors.js";
 export { REDACTION_FAILED_STUB, redactToolResults, redactWith, type ToolCallObserver, type ToolCallVerdict, type ToolResultRedactor } from "./redaction.js";
 export { readCapped } from "./read-capped.js";
-export { createAgentRuntime, type AgentRuntime, type TurnTools } from "./runtime.js";
+export type { ResultCap } from "./result-cap.js";
+export { createAgentRuntime, type AgentRuntime, type TurnToolOptions, type TurnTools } from "./runtime.js";
 export { Workspace, memoryWorkspaceBacking, type WorkspaceBacking, type WorkspaceCaps, type WorkspaceHost } from "./workspace.js";

@@ -1,6 +1,7 @@
 import { wrapExecutes } from "./wrap-tools.js";
 import type { ToolSet } from "ai";
 import type { ToolResultEvent } from "./contract.js";
+import { capResult, clipJson, clipText, REDACTOR_VIEW_FACTOR, type ResultCap } from "./result-cap.js";
 
 export type ToolResultRedactor = (event: ToolResultEvent) => unknown | Promise<unknown>;
 
@@ -43,38 +44,50 @@ export interface ToolCallVerdict {
 export type ToolCallObserver = (callOptions: unknown, verdict: ToolCallVerdict) => void;
 
 /**
- * Runs a tool's result through the redactors before the model sees it. A
- * tool that throws is answered with `{ error: <its message> }`, redacted the
+ * Runs a tool's result through the one path everything the model reads of a
+ * tool passes, in this order: cut to {@link REDACTOR_VIEW_FACTOR} times the
+ * cap, redacted, then capped in serialized bytes (the note saying so), so a
+ * secret is never cut in half where the redactors cannot see it, and no
+ * result outgrows a journal row (docs/tools.md "Result size"). A tool that
+ * throws is answered with `{ error: <its message> }`, cut and redacted the
  * same way: the SDK would otherwise hand the error text to the model as is,
  * and an error quotes what the tool was handling often enough. With no
- * redactor a throw stays a throw (the SDK reports it to the model).
+ * redactor a throw stays a throw (the SDK reports it to the model), its
+ * message capped.
  */
-export function redactToolResults<T extends ToolSet>(tools: T, redactors: readonly ToolResultRedactor[], observe?: ToolCallObserver): T {
-  if (redactors.length === 0) {
-    if (!observe) return tools;
-    return wrapExecutes(tools, (_toolName, execute) => async (input, options) => {
-      try {
-        const output = await execute(input, options);
-        observe(options, { errored: false, redacted: false });
-        return output;
-      } catch (error) {
-        observe(options, { errored: true, redacted: false });
-        throw error;
-      }
-    });
-  }
+export function redactToolResults<T extends ToolSet>(
+  tools: T,
+  redactors: readonly ToolResultRedactor[],
+  options: { cap: ResultCap; observe?: ToolCallObserver },
+): T {
+  const { cap, observe } = options;
   const redact = redactWith(redactors);
-  return wrapExecutes(tools, (toolName, execute) => async (input, options) => {
+  return wrapExecutes(tools, (toolName, execute) => async (input, callOptions) => {
     let output: unknown;
     let errored = false;
     try {
-      output = await execute(input, options);
+      output = await execute(input, callOptions);
     } catch (error) {
       errored = true;
+      if (redactors.length === 0) {
+        observe?.(callOptions, { errored, redacted: false });
+        throw cappedError(error, cap);
+      }
       output = { error: error instanceof Error ? error.message : String(error) };
     }
-    const redacted = await redact({ toolName, input, output });
-    observe?.(options, { errored, redacted: redacted !== output });
-    return redacted;
+    const seen = clipJson(output, cap.maxBytes * REDACTOR_VIEW_FACTOR);
+    const redacted = redactors.length ? await redact({ toolName, input, output: seen.value }) : seen.value;
+    observe?.(callOptions, { errored, redacted: redacted !== seen.value });
+    return capResult(redacted, cap, seen.cut);
   });
+}
+
+/** A thrown error as the model gets it: itself, or one of its kind whose message is cut to the cap, the note after it. */
+function cappedError(error: unknown, cap: ResultCap): unknown {
+  const message = error instanceof Error ? error.message : String(error);
+  const room = cap.maxBytes - new TextEncoder().encode(cap.note).byteLength - 2;
+  if (clipText(message, cap.maxBytes) === message) return error;
+  const cut = new Error(`${clipText(message, Math.max(0, room))}\n\n${cap.note}`);
+  if (error instanceof Error) cut.name = error.name;
+  return cut;
 }

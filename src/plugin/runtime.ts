@@ -25,10 +25,11 @@ export interface AgentRuntime {
   workspace(host: WorkspaceHost): Workspace;
   /**
    * Every tool family's tools for one turn, results (and thrown errors)
-   * redacted; `observe` hears each call's verdict. Each family's `emit` is
-   * bound to its plugin (`context.emit` hears `plugin.<key>.<name>`).
+   * redacted and capped to `tools.maxResultBytes` (`redactToolResults`).
+   * Each family's `emit` is bound to its plugin (`context.emit` hears
+   * `plugin.<key>.<name>`).
    */
-  tools(context: TurnToolContext, observe?: ToolCallObserver): Promise<TurnTools>;
+  tools(context: TurnToolContext, options: TurnToolOptions): Promise<TurnTools>;
   /** The values of the secrets the plugins require: what no event may carry. */
   readonly secretValues: readonly string[];
   /**
@@ -47,6 +48,14 @@ export interface AgentRuntime {
 export interface TurnTools {
   tools: ToolSet;
   notes: string[];
+}
+
+/** How a turn's tool results are handled beyond redaction. */
+export interface TurnToolOptions {
+  /** Told to the model beside a result cut to `tools.maxResultBytes` (the policy's `messages.toolResultCut`). */
+  cutNote: string;
+  /** Hears each call's verdict. */
+  observe?: ToolCallObserver;
 }
 
 /** What the turn hands `tools()`: a tool context whose `emit` names the plugin, bound per family. */
@@ -149,7 +158,7 @@ export function createAgentRuntime<Env extends object>(options: { plugins: Agent
         return typeof value === "string" ? [value] : [];
       }),
     redact: redactWith(redactors),
-    async tools(context, observe) {
+    async tools(context, { cutNote, observe }) {
       const merged: ToolSet = {};
       const notes: string[] = [];
       // Every family at once: one that waits on a server does not hold up the others.
@@ -173,7 +182,7 @@ export function createAgentRuntime<Env extends object>(options: { plugins: Agent
           }
         }
       }
-      return { tools: redactToolResults(merged, redactors, observe), notes };
+      return { tools: redactToolResults(merged, redactors, { cap: { maxBytes: config.tools.maxResultBytes, note: cutNote }, observe }), notes };
     },
     async onMessagesDisplaced(messages) {
       const results = await Promise.allSettled(listeners.map((l) => Promise.resolve().then(() => l.fn(messages))));

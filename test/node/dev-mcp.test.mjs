@@ -39,19 +39,20 @@ describe("the dev MCP server", () => {
 });
 
 describe("mcpVars: what the Worker is told", () => {
-  const dev = { name: "devtools", url: "http://127.0.0.1:8793/mcp", origin: "http://127.0.0.1:8793" };
+  const dev = { name: "devtools", url: "http://127.0.0.1:8793/mcp", origin: "http://127.0.0.1:8793", tools: ["roll_dice", "count_words"] };
+  const DEV_SERVERS = '[{"name":"devtools","url":"http://127.0.0.1:8793/mcp","trustedTools":["roll_dice","count_words"]}]';
 
-  it("names the dev server in MCP_SERVERS and its origin in MCP_ALLOWLIST, both as --vars", () => {
+  it("names the dev server in MCP_SERVERS, its two tools trusted by name (no approval), and its origin in MCP_ALLOWLIST, both as --vars", () => {
     const vars = mcpVars(dev, {});
-    expect(vars).toEqual({ MCP_SERVERS: '[{"name":"devtools","url":"http://127.0.0.1:8793/mcp"}]', MCP_ALLOWLIST: '["http://127.0.0.1:8793"]' });
+    expect(vars).toEqual({ MCP_SERVERS: DEV_SERVERS, MCP_ALLOWLIST: '["http://127.0.0.1:8793"]' });
     const args = wranglerArgs({ port: 8787, inspectorPort: 9229, vars });
-    expect(args).toContain('MCP_SERVERS:[{"name":"devtools","url":"http://127.0.0.1:8793/mcp"}]');
+    expect(args).toContain(`MCP_SERVERS:${DEV_SERVERS}`);
     expect(args).toContain('MCP_ALLOWLIST:["http://127.0.0.1:8793"]');
   });
 
   it("leaves out each one the dev secrets file sets, whose value then wins", () => {
     expect(mcpVars(dev, { MCP_SERVERS: '[{"name":"docs","url":"https://docs.example/mcp"}]' })).toEqual({ MCP_ALLOWLIST: '["http://127.0.0.1:8793"]' });
-    expect(mcpVars(dev, { MCP_ALLOWLIST: '["https://docs.example"]' })).toEqual({ MCP_SERVERS: '[{"name":"devtools","url":"http://127.0.0.1:8793/mcp"}]' });
+    expect(mcpVars(dev, { MCP_ALLOWLIST: '["https://docs.example"]' })).toEqual({ MCP_SERVERS: DEV_SERVERS });
     expect(mcpVars(dev, { MCP_SERVERS: "[]", MCP_ALLOWLIST: "[]" })).toEqual({});
   });
 });

@@ -30,18 +30,46 @@ describe("the MCP fixture", () => {
   it("serves every key as its own server with the same tools, and counts each key's calls apart", async () => {
     const docs = await connect("docs");
     const other = await connect("other");
-    expect((await docs.listTools()).tools.map((t) => t.name)).toEqual(["lookup", "fails", "slow", "leak", "whoami"]);
+    expect((await docs.listTools()).tools.map((t) => t.name)).toEqual([
+      "lookup",
+      "fails",
+      "slow",
+      "leak",
+      "whoami",
+      "huge_structured",
+      "huge_blocks",
+      "many_blocks",
+      "straddle",
+    ]);
     expect(await docs.callTool({ name: "lookup", arguments: { term: "A2A" } })).toEqual({ content: [{ type: "text", text: "found: A2A" }] });
     expect(await docs.callTool({ name: "fails", arguments: {} })).toEqual({ isError: true, content: [{ type: "text", text: "lookup backend exploded" }] });
     expect(textOf(await other.callTool({ name: "leak", arguments: {} }))).toContain(LEAKED);
     expect(await stats("docs")).toEqual({
-      calls: { lookup: 1, fails: 1, slow: 0, leak: 0, whoami: 0 },
+      calls: { lookup: 1, fails: 1, slow: 0, leak: 0, whoami: 0, huge_structured: 0, huge_blocks: 0, many_blocks: 0, straddle: 0 },
       cancelled: 0,
       sessions: 1,
       lastAuthorized: false,
     });
-    expect((await stats("other")).calls).toEqual({ lookup: 0, fails: 0, slow: 0, leak: 1, whoami: 0 });
+    expect((await stats("other")).calls).toMatchObject({ lookup: 0, fails: 0, slow: 0, leak: 1, whoami: 0 });
     await Promise.all([docs.close(), other.close()]);
+  });
+
+  it("returns results of about 3 MB, and straddle's secrets where a 64 KiB cap cuts", async () => {
+    const bulk = await connect("bulk");
+    const call = (name) => bulk.callTool({ name, arguments: {} });
+    const size = (value) => JSON.stringify(value).length;
+    expect(size((await call("huge_structured")).structuredContent)).toBeGreaterThan(3_000_000);
+    const blocks = (await call("huge_blocks")).content;
+    expect(blocks).toHaveLength(3);
+    expect(size(blocks)).toBeGreaterThan(3_000_000);
+    const many = (await call("many_blocks")).content;
+    expect(many).toHaveLength(50_001);
+    expect(many.at(-1)).toMatchObject({ type: "image", mimeType: "image/png" });
+    const text = textOf(await call("straddle"));
+    expect(text.length).toBeGreaterThan(3_000_000);
+    expect(text.slice(0, 60_000)).not.toContain("Q");
+    expect(text.slice(60_000, 101_000)).toBe(`${"Q".repeat(40)} `.repeat(1_000));
+    await bulk.close();
   });
 
   it("says whether a call carried the bearer token, never the header itself, and remembers the key's latest request", async () => {

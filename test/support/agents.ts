@@ -33,6 +33,7 @@ export const markerPolicy: AgentPolicy = {
     summaryHeading: mark("summary"),
     summarize: mark("summarize"),
     toolInterrupted: mark("tool-interrupted"),
+    toolResultCut: mark("tool-result-cut"),
   },
   hitl: {
     askUserDescription: mark("ask-user"),

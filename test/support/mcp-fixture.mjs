@@ -18,13 +18,20 @@
 // is cancelled (at most 30 s; each cancellation counted); leak({}) → text
 // holding a canary (for the redaction specs); whoami({}) → {authorized}
 // whether the call carried `Authorization: Bearer <the MCP_TOKEN canary>`,
-// never the header itself.
+// never the header itself. Results of about 3 MB, each past any cap: huge_structured({}) →
+// structuredContent of 30,000 rows; huge_blocks({}) → three text blocks of 1 MB; many_blocks({})
+// → 50,000 small text blocks and an image; straddle({}) → text whose 40-`Q` secrets (STRADDLE_SECRET)
+// fill the stretch from character 60,000 to 101,000, where a 64 KiB cap cuts.
 import { z } from "zod";
 import { createMcpServer } from "../../scripts/dev/mcp-server.mjs";
 
 // Built from parts, so that no line here is itself a canary (scripts/check/canaries.mjs reads the test run's output).
 const TOKEN = ["canary", "secret", "mcp", "token", "4b8e"].join("-");
 const LEAKED = ["canary", "secret", "mcp", "leak", "9c2f"].join("-");
+/** The secret of `straddle`'s text: a redactor must replace every copy before any cut reaches one. */
+const STRADDLE_SECRET = "Q".repeat(40);
+const MB = 1024 * 1024;
+const filler = (chars) => "lorem ipsum dolor sit amet ".repeat(Math.ceil(chars / 27)).slice(0, chars);
 const SLOW_CAP_MS = 30_000;
 const SLOW_INITIALIZE_MS = 12_000;
 const ENDPOINT = /^\/([A-Za-z0-9_-]+)\/(mcp|__drop|__stats)$/;
@@ -71,6 +78,34 @@ const TOOLS = [
       const result = { authorized: authorized(request) };
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
     },
+  },
+  {
+    name: "huge_structured",
+    description: "Returns about 3 MB of structured content.",
+    handler: () => ({
+      content: [{ type: "text", text: "30000 rows" }],
+      structuredContent: { rows: Array.from({ length: 30_000 }, (_, id) => ({ id, text: filler(90) })) },
+    }),
+  },
+  {
+    name: "huge_blocks",
+    description: "Returns three text blocks of 1 MB each.",
+    handler: () => ({ content: [1, 2, 3].map((n) => ({ type: "text", text: `block ${n}: ${filler(MB)}` })) }),
+  },
+  {
+    name: "many_blocks",
+    description: "Returns 50,000 small text blocks and an image.",
+    handler: () => ({
+      content: [
+        ...Array.from({ length: 50_000 }, (_, n) => ({ type: /** @type {const} */ ("text"), text: `block ${n}: ${filler(50)}` })),
+        { type: /** @type {const} */ ("image"), mimeType: "image/png", data: "iVBORw0KGgo=" },
+      ],
+    }),
+  },
+  {
+    name: "straddle",
+    description: "Returns 3 MB of text with secrets where a cap cuts it.",
+    handler: () => `${filler(60_000)}${`${STRADDLE_SECRET} `.repeat(1_000)}${filler(3 * MB)}`,
   },
 ];
 

@@ -38,6 +38,7 @@ export const policy: AgentPolicy = {
       "Write a summary of the conversation below for yourself to read later. Keep every fact, name, number, decision and open question, and what the tools returned. Plain prose, under 300 words.",
     toolInterrupted:
       "This tool call was cut off before it finished and will not be repeated; it may or may not have had its effect, so check before relying on it.",
+    toolResultCut: "The tool returned more than you can be given at once, so `result` is only its beginning. Ask it for a smaller piece if you need the rest.",
   },
   hitl: {
     askUserDescription:
