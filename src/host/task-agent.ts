@@ -280,13 +280,16 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         this.#assertStreamRoom();
         slot = this.#events.holdSlot(STREAM_SLOT_MS);
       }
+      const { maxInFlightTurns, maxPendingQuestions, maxPendingDeliveries } = this.lifecycleLimits();
       const decision = decideAccept(
         this.agentDb,
         { input, agentId, instanceId, fingerprint, caller },
         {
           directReply: (message) => this.directReply(message),
           tokensPerCallerPerDay: this.tokensPerCallerPerDay(),
-          maxInFlightTurns: this.lifecycleLimits().maxInFlightTurns,
+          maxInFlightTurns,
+          maxPendingQuestions,
+          maxPendingDeliveries,
           reportWithinMs: this.recoveryPolicy().reportWithinMs,
           now: Date.now(),
         },
