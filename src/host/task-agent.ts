@@ -44,7 +44,7 @@ import type { Usage } from "../db/usage-store.js";
 import type { HitlTarget, RequestBody } from "./hitl.js";
 import { eventTypeOf, expire, park, requestIdOf } from "./parking.js";
 import type { AgentEnv, LifecycleLimits, LifecycleWords, RoundStep, TurnContext } from "./lifecycle.js";
-import { pushOf, pushPlanOf, pushTargetsOf, queueRedelivery, recordDeadLetters, settleRedelivery } from "./deliveries.js";
+import { pushOf, pushPlanOf, pushTargetsOf, queueRedelivery, recordDeadLetters, redeliveryTargetsOf, settleRedelivery } from "./deliveries.js";
 import { messageFingerprint } from "./message-fingerprint.js";
 import type { Continued } from "./multi-turn.js";
 import { pushConfigOf } from "./push-config-ids.js";
@@ -879,7 +879,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   async redeliveryTargets(taskId: string): Promise<Verdict<RedeliveryTarget[]>> {
     if (this.#startFailure) return this.#notStarted();
     this.#reported(taskId);
-    return accepted(this.agentDb.redeliveries.of(taskId));
+    return accepted(redeliveryTargetsOf(this.agentDb, taskId));
   }
 
   async redelivered(taskId: string, outcome: RedeliveryOutcome): Promise<Verdict<null>> {
