@@ -182,7 +182,12 @@ describe("subagents get what their parent has", () => {
 
 describe("no turn ends in between", () => {
   it("a Workflow whose rounds come back neither terminal nor interrupted fails the task, in the agent's words, before announcing it", async () => {
-    await harness.workflows.modifyAll(async (m) => m.mockStepResult({ name: "run" }, { ok: true, value: { kind: "ended", state: "TASK_STATE_WORKING" } }));
+    // Every round the Workflow allows (its guard, 64) says another follows, and none answers.
+    await harness.workflows.modifyAll(async (m) => {
+      for (let round = 1; round <= 64; round++) {
+        await m.mockStepResult({ name: round === 1 ? "run" : `run round ${round}` }, { ok: true, value: { kind: "continue", announce: false } });
+      }
+    });
     const { task } = await send("marker", "end in between");
     const done = await terminalPush(task.id);
     expect(done.status.state).toBe("TASK_STATE_FAILED");

@@ -360,27 +360,6 @@ describe("the turn's steps", () => {
     expect(letters).toEqual([expect.objectContaining({ status: 400 })]);
     expect(await openTurns(caller, task.id)).toBe(0);
   });
-
-  it("a run step an earlier version recorded (its push built, not made) gets that push in a step of its own, and the turn closes", async () => {
-    const body = { task: { id: "as-recorded", contextId: "c-recorded", status: { state: "TASK_STATE_COMPLETED", timestamp: new Date(0).toISOString() } } };
-    const recorded = {
-      kind: "finished",
-      state: "TASK_STATE_COMPLETED",
-      closed: false,
-      push: { seq: 7, body, configs: [{ id: "old-config", config: { url: PUSH_URL, token: "old-token" } }] },
-    };
-    await harness.workflows.modifyAll(async (m) => m.mockStepResult({ name: "run" }, { ok: true, value: recorded }));
-    const caller = newCaller();
-    const task = (await call("SendMessage", sendParams("recorded before a deploy"), { mint: caller })).body.result.task;
-    const instance = await onlyInstance();
-    await instance.waitForStatus("complete");
-    expect(await instance.waitForStepResult({ name: "push old-config 1" })).toMatchObject({ kind: "delivered", status: 200, closed: true });
-    expect(harness.outbound.pushes).toHaveLength(1);
-    const push = harness.outbound.pushes[0]!;
-    expect(push.body).toEqual(body);
-    expect(push.headers.get("x-a2a-notification-token")).toBe("old-token");
-    expect(await openTurns(caller, task.id)).toBe(0);
-  });
 });
 
 describe("push configs", () => {

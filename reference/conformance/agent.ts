@@ -92,7 +92,7 @@ export class ConformanceAgent extends DynamicAgent<Env> {
   protected override agentConfig(): AgentConfigInput {
     return {
       // The suite leaves tasks waiting for input and streams open as it goes: room for a whole run.
-      limits: { maxInFlightTurns: 1024, maxOpenStreams: 64 },
+      limits: { maxInFlightTurns: 1024, maxPendingQuestions: 1024, maxOpenStreams: 64 },
       // A question the suite never answers ends within the hour rather than holding its turn a day.
       hitl: { expiresAfterMinutes: 60 },
       retention: { finishedTaskDays: 1, messageIdDays: 1 },

@@ -85,6 +85,7 @@ const DETAILS = {
   "conversation.compacted": (d) => `${plural(d.folded ?? 0, "message")} folded into the summary, ${ms(d.durationMs)}`,
   "push.attempt": (d) => `config ${d.configId}, seq ${d.seq}, attempt ${d.attempt}: ${d.outcome} (HTTP ${d.status}), ${ms(d.durationMs)}`,
   "push.dead_lettered": (d) => `config ${d.configId}, seq ${d.seq} given up (HTTP ${d.status})`,
+  "push.superseded": (d) => `config ${d.configId}, seq ${d.seq} superseded by a later event`,
   "push.redelivered": (d) => `config ${d.configId}: ${d.delivered} delivered, ${d.givenUp} given up`,
   "reconciler.action": (d) => `${d.action}, instance ${short(d.instanceId)}`,
   "quota.exceeded": (d) => `${d.limit}, retry after ${d.retryAfterSeconds} s`,

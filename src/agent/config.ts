@@ -136,8 +136,19 @@ const configSchema = z.strictObject({
     .prefault({}),
   limits: z
     .strictObject({
-      /** Turns one caller may have open at once; one more is refused (429, QUOTA_EXCEEDED) and creates nothing. */
+      /**
+       * Turns one caller may have running at once (their task submitted or working); a new task past it is
+       * refused (429, QUOTA_EXCEEDED) and creates nothing. Turns parked for a human, or with only their
+       * pushes left to deliver, count toward the two caps below instead.
+       */
       maxInFlightTurns: z.number().int().min(1).max(1024).default(32),
+      /** Tasks of one caller waiting for a human's answer at once; a new task past it is refused like one over `maxInFlightTurns`. */
+      maxPendingQuestions: z.number().int().min(1).max(1024).default(32),
+      /**
+       * Finished tasks of one caller whose pushes are still being delivered (a gatekeeper down: each is
+       * retried for up to an hour); a new task past it is refused like one over `maxInFlightTurns`.
+       */
+      maxPendingDeliveries: z.number().int().min(1).max(4096).default(256),
       /** Streams (SendStreamingMessage, SubscribeToTask) one caller may hold open at once; one more is refused like a turn over the cap. */
       maxOpenStreams: z.number().int().min(1).max(1024).default(16),
       /**

@@ -48,12 +48,8 @@ export type TurnStep =
    * config was waiting, so the turn is delivered already.
    */
   | { kind: "finished"; state: string; push: PushPlan; closed: boolean }
-  /** The round answered: the object recorded its outcome, which `finishTurn` writes (an instance replaying an older run step). */
-  | { kind: "done"; state: TurnOutcome["state"] }
   /** Another round follows; `announce`: the object recorded the round's progress as the task's status, to push. */
   | { kind: "continue"; announce: boolean }
-  /** The task is terminal already (an instance replaying an older run step): nothing more to run. */
-  | { kind: "ended"; state: string }
   /**
    * The round waits for a human (the task is INPUT_REQUIRED): the Workflow
    * announces it, waits for the event `eventType` (sent by the object when the
@@ -105,14 +101,18 @@ export interface DeadLetter {
 /** Dead-lettered events queued for a push config set since (`redeliveryTargets`). */
 export interface RedeliveryTarget {
   configId: string;
+  /** The events to send it, in order. */
   seqs: number[];
+  /** Queued events it is not sent: a later event of the task was delivered to it already, so they are superseded. */
+  superseded: number[];
 }
 
-/** What came of re-delivering to one config: the events delivered, and the ones given up again. */
+/** What came of re-delivering to one config: the events delivered, the ones given up again, and the ones superseded. */
 export interface RedeliveryOutcome {
   configId: string;
   delivered: number[];
   givenUp: DeadLetter[];
+  superseded: number[];
 }
 
 /**
@@ -133,7 +133,7 @@ export interface TurnObject {
   finishTurn(taskId: string, outcome?: TurnOutcome): Promise<Verdict<Finished>>;
   /** The task as it is to be announced, and every push config it has. */
   deliveryOf(taskId: string): Promise<Verdict<Delivery>>;
-  /** A delivery attempt failed and the next comes within `nextAttemptWithinMs`: the turn is alive until then. */
+  /** The turn waits (a delivery's next attempt, a human's answer) and reports again within `nextAttemptWithinMs`: it is alive until then. */
   turnProgress(taskId: string, nextAttemptWithinMs: number): Promise<Verdict<null>>;
   /** The turn ended neither terminal nor interrupted: fail it, in the agent's words, before it is announced. */
   endUnfinished(taskId: string): Promise<Verdict<Finished>>;

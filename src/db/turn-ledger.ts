@@ -84,6 +84,9 @@ export class TurnLedger {
   );
   readonly #all = onFirstUse(() => this.db.select().from(turns).orderBy(asc(turns.progressAt)).prepare());
   readonly #size = onFirstUse(() => this.db.select({ n: count() }).from(turns).prepare());
+  readonly #byState = onFirstUse(() =>
+    this.db.select({ state: tasks.state, n: count() }).from(turns).innerJoin(tasks, eq(tasks.id, turns.taskId)).groupBy(tasks.state).prepare(),
+  );
 
   /** Records a turn once, expected to report within `expectWithinMs`; a second call for the same task keeps the first record. */
   open(taskId: string, instanceId: string, params: unknown, expectWithinMs: number): TurnRow {
@@ -138,5 +141,10 @@ export class TurnLedger {
 
   get size(): number {
     return this.#size().get()?.n ?? 0;
+  }
+
+  /** The open turns counted by the state of their task, in one statement (the accept's caps read it). */
+  byTaskState(): { state: string; n: number }[] {
+    return this.#byState().all();
   }
 }

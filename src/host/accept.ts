@@ -1,4 +1,5 @@
 import { invalidParams, quotaExceeded, taskNotFound, type RpcError } from "../a2a/errors.js";
+import { isTerminalName } from "../a2a/task-state.js";
 import type { BeginTask, MessageJson, Replied, TaskJson, TurnParams } from "../boundary/index.js";
 import type { AgentDB } from "../db/agent-db.js";
 import { dailyBudgetRefusal } from "./budget.js";
@@ -6,7 +7,7 @@ import { queueRedelivery } from "./deliveries.js";
 import { continueTask, type Continued } from "./multi-turn.js";
 import { withConfigIds } from "./push-config-ids.js";
 import { hasConfig, putConfig } from "./push-configs.js";
-import { insertTask } from "./task-events.js";
+import { insertTask, isInterrupted } from "./task-events.js";
 import { shapeTask, submittedTask, taskOf } from "./task-wire.js";
 
 /** What an accept did, for its events (emitted once its writes are in). */
@@ -31,7 +32,12 @@ export interface SendToAccept {
 export interface AcceptRules {
   directReply(message: MessageJson): MessageJson | undefined;
   tokensPerCallerPerDay: number | undefined;
+  /** Turns running at once (their task submitted or working). */
   maxInFlightTurns: number;
+  /** Turns parked for a human's answer at once. */
+  maxPendingQuestions: number;
+  /** Finished turns whose pushes are still being delivered. */
+  maxPendingDeliveries: number;
   /** How soon a new turn must report, for the reconciler. */
   reportWithinMs: number;
   now: number;
@@ -85,17 +91,8 @@ export function decideAccept(
   }
   const direct = input.immediate ? undefined : rules.directReply(input.message);
   if (direct) return { reply: { message: JSON.parse(db.directReplies.put(messageId, JSON.stringify(direct), fingerprint)) as MessageJson } };
-  const inFlight = db.turns.size;
-  if (inFlight >= rules.maxInFlightTurns) {
-    return {
-      refused: quotaExceeded({
-        message: `This caller already has ${inFlight} turns in flight, the most it may have at once (${rules.maxInFlightTurns}): send again once one has finished`,
-        retryAfterSeconds: 5,
-        metadata: { limit: "maxInFlightTurns", inFlight: String(inFlight) },
-      }),
-      happened: { kind: "refused", limit: "maxInFlightTurns", retryAfterSeconds: 5 },
-    };
-  }
+  const over = overCap(db, rules);
+  if (over) return over;
   const ids = { id: crypto.randomUUID(), contextId: input.message.contextId || crypto.randomUUID() };
   const task = submittedTask(input.message, ids, rules.now, input.acceptedOutputModes);
   const pushConfig = input.pushConfig && withConfigIds(input.pushConfig, task.id);
@@ -112,6 +109,62 @@ export function decideAccept(
   return {
     reply: { task: shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true }), turn: { instanceId: send.instanceId, params } },
     happened: { kind: "accepted", task, turnId: send.instanceId },
+  };
+}
+
+/**
+ * 429 for a new task past one of the caller's caps on open turns
+ * (docs/protocol.md "Errors"), each counting one class of them, told apart by
+ * the state of their task: running (submitted, working), parked for a human
+ * (input or auth required), or finished with only their pushes left to
+ * deliver. One grouped read: the accept is the hot path.
+ */
+function overCap(db: AgentDB, rules: AcceptRules): { refused: RpcError; happened: Happened } | undefined {
+  const open = { running: 0, parked: 0, delivering: 0 };
+  for (const { state, n } of db.turns.byTaskState()) {
+    if (isTerminalName(state)) open.delivering += n;
+    else if (isInterrupted(state)) open.parked += n;
+    else open.running += n;
+  }
+  const caps = [
+    {
+      limit: "maxInFlightTurns",
+      held: open.running,
+      max: rules.maxInFlightTurns,
+      counted: "inFlight",
+      retryAfterSeconds: 5,
+      what: "turns running",
+      hint: "send again once one has finished",
+    },
+    {
+      limit: "maxPendingQuestions",
+      held: open.parked,
+      max: rules.maxPendingQuestions,
+      counted: "pendingQuestions",
+      retryAfterSeconds: 5,
+      what: "tasks waiting for a human's answer",
+      hint: "answer or cancel one first",
+    },
+    {
+      limit: "maxPendingDeliveries",
+      held: open.delivering,
+      max: rules.maxPendingDeliveries,
+      counted: "pendingDeliveries",
+      retryAfterSeconds: 60,
+      what: "finished tasks whose pushes are still being delivered",
+      hint: "send again once its push endpoint takes them",
+    },
+  ];
+  const cap = caps.find((c) => c.held >= c.max);
+  if (!cap) return undefined;
+  const { limit, held, max, counted, retryAfterSeconds } = cap;
+  return {
+    refused: quotaExceeded({
+      message: `This caller already has ${held} ${cap.what}, the most it may have at once (${max}): ${cap.hint}`,
+      retryAfterSeconds,
+      metadata: { limit, [counted]: String(held) },
+    }),
+    happened: { kind: "refused", limit, retryAfterSeconds },
   };
 }
 

@@ -1,5 +1,15 @@
 import { DEAD_LETTERS_KEY } from "../a2a/wire.js";
-import type { DeadLetter, PushOut, PushPlan, PushTargets, RedeliveryOutcome, StatusUpdateJson, StreamEventJson, TaskJson } from "../boundary/index.js";
+import type {
+  DeadLetter,
+  PushOut,
+  PushPlan,
+  PushTargets,
+  RedeliveryOutcome,
+  RedeliveryTarget,
+  StatusUpdateJson,
+  StreamEventJson,
+  TaskJson,
+} from "../boundary/index.js";
 import type { AgentDB } from "../db/agent-db.js";
 import { pushConfigOf } from "./push-config-ids.js";
 import { stateOfEvent } from "./task-events.js";
@@ -88,11 +98,37 @@ export function queueRedelivery(db: AgentDB, taskId: string, configId: string): 
 }
 
 /**
- * One config's re-delivery ended: an event it delivered is no longer a dead
- * letter (for any config), one it gave up on is recorded under it instead.
+ * The configs queued for the task's dead letters, each with the events to
+ * send it. Nothing goes to a config after a later event of the task was
+ * delivered to it: a config that was sent the finished task's terminal event
+ * (it existed when that event was written, and holds no dead letter of it)
+ * is sent nothing older, which is superseded instead.
+ */
+export function redeliveryTargetsOf(db: AgentDB, taskId: string): RedeliveryTarget[] {
+  const queued = db.redeliveries.of(taskId);
+  const row = queued.length > 0 ? db.tasks.get(taskId) : undefined;
+  if (!row) return [];
+  const terminal = db.tasks.isFinal(row.state) ? db.events.latest(taskId, "status") : undefined;
+  const letters = deadLettersOf(taskOf(row));
+  return queued.map(({ configId, seqs }) => {
+    const config = db.pushConfigs.get(taskId, configId);
+    const sentLast =
+      terminal !== undefined &&
+      config !== undefined &&
+      config.createdAt <= terminal.createdAt &&
+      !letters.some((l) => l.configId === configId && l.seq === terminal.seq);
+    const superseded = sentLast ? seqs.filter((seq) => seq < terminal.seq) : [];
+    return { configId, seqs: seqs.filter((seq) => !superseded.includes(seq)), superseded };
+  });
+}
+
+/**
+ * One config's re-delivery ended: an event it delivered, or that was
+ * superseded for it, is no longer a dead letter (for any config), one it gave
+ * up on is recorded under it instead.
  */
 export function settleRedelivery(db: AgentDB, taskId: string, outcome: RedeliveryOutcome, now: number): void {
-  const settled = new Set([...outcome.delivered, ...outcome.givenUp.map((l) => l.seq)]);
+  const settled = new Set([...outcome.delivered, ...outcome.givenUp.map((l) => l.seq), ...outcome.superseded]);
   rewriteDeadLetters(db, taskId, (l) => !settled.has(l.seq), outcome.givenUp, now);
   db.redeliveries.done(taskId, outcome.configId);
 }

@@ -173,6 +173,8 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     const { limits, retention, hitl } = this.config;
     return {
       maxInFlightTurns: limits.maxInFlightTurns,
+      maxPendingQuestions: limits.maxPendingQuestions,
+      maxPendingDeliveries: limits.maxPendingDeliveries,
       maxOpenStreams: limits.maxOpenStreams,
       retention,
       hitlExpiresAfterMs: hitl.expiresAfterMinutes * 60_000,

@@ -40,6 +40,8 @@ export interface LifecycleWords {
 /** The bounds the lifecycle keeps (from the agent's config). */
 export interface LifecycleLimits {
   maxInFlightTurns: number;
+  maxPendingQuestions: number;
+  maxPendingDeliveries: number;
   maxOpenStreams: number;
   retention: { finishedTaskDays: number; messageIdDays: number };
   /** How long a request to a human waits before it expires. */

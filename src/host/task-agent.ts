@@ -44,7 +44,7 @@ import type { Usage } from "../db/usage-store.js";
 import type { HitlTarget, RequestBody } from "./hitl.js";
 import { eventTypeOf, expire, park, requestIdOf } from "./parking.js";
 import type { AgentEnv, LifecycleLimits, LifecycleWords, RoundStep, TurnContext } from "./lifecycle.js";
-import { pushOf, pushPlanOf, pushTargetsOf, queueRedelivery, recordDeadLetters, settleRedelivery } from "./deliveries.js";
+import { pushOf, pushPlanOf, pushTargetsOf, queueRedelivery, recordDeadLetters, redeliveryTargetsOf, settleRedelivery } from "./deliveries.js";
 import { messageFingerprint } from "./message-fingerprint.js";
 import type { Continued } from "./multi-turn.js";
 import { pushConfigOf } from "./push-config-ids.js";
@@ -280,13 +280,16 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
         this.#assertStreamRoom();
         slot = this.#events.holdSlot(STREAM_SLOT_MS);
       }
+      const { maxInFlightTurns, maxPendingQuestions, maxPendingDeliveries } = this.lifecycleLimits();
       const decision = decideAccept(
         this.agentDb,
         { input, agentId, instanceId, fingerprint, caller },
         {
           directReply: (message) => this.directReply(message),
           tokensPerCallerPerDay: this.tokensPerCallerPerDay(),
-          maxInFlightTurns: this.lifecycleLimits().maxInFlightTurns,
+          maxInFlightTurns,
+          maxPendingQuestions,
+          maxPendingDeliveries,
           reportWithinMs: this.recoveryPolicy().reportWithinMs,
           now: Date.now(),
         },
@@ -876,7 +879,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   async redeliveryTargets(taskId: string): Promise<Verdict<RedeliveryTarget[]>> {
     if (this.#startFailure) return this.#notStarted();
     this.#reported(taskId);
-    return accepted(this.agentDb.redeliveries.of(taskId));
+    return accepted(redeliveryTargetsOf(this.agentDb, taskId));
   }
 
   async redelivered(taskId: string, outcome: RedeliveryOutcome): Promise<Verdict<null>> {

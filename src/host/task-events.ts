@@ -15,6 +15,9 @@ import { acceptedOutputModesOf, partsForClient, toWrite } from "./task-wire.js";
 /** States a stream (and a blocking send) ends at besides the terminal ones: the task waits for its caller. */
 const INTERRUPTED = new Set(["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"]);
 
+/** Whether a task in `state` waits for its caller (a human's answer). */
+export const isInterrupted = (state: string) => INTERRUPTED.has(state);
+
 /** Whether a task in `state` ends a stream or a blocking wait. */
 export const endsWait = (state: string) => isTerminalName(state) || INTERRUPTED.has(state);
 

@@ -52,10 +52,15 @@ export interface EventCatalogue {
     durationMs: number;
   };
   "push.dead_lettered": { configId: string; seq: number; status: number };
+  /**
+   * A push dropped because a later event of its task was ready for the same config (emitted by the turn's
+   * Workflow, in the step that made its last attempt): not delivered, and not a dead letter.
+   */
+  "push.superseded": { configId: string; seq: number };
   "push.redelivered": { configId: string; delivered: number; givenUp: number };
   /** What the reconciler did about a turn it found without progress. */
   "reconciler.action": { action: string; instanceId: string };
-  /** A call refused before any task was created: the budget, the in-flight or stream cap, or the edge's rate limit. */
+  /** A call refused before any task was created: the budget, a cap on open turns or streams, or the edge's rate limit. */
   "quota.exceeded": { limit: string; retryAfterSeconds: number };
   /** A request the edge refused: which check, and what it answered. `caller` is set only when the token verified. */
   "edge.refused": { check: string; status: number; code: number; method?: string };

@@ -16,7 +16,7 @@ import type {
 } from "../boundary/index.js";
 import { retriesAfter, waitAfter } from "./delivery-schedule.js";
 import { deliverPush, type PushAttempt } from "./push-delivery.js";
-import { analyticsSink, jsonLogSink, Telemetry, type AnalyticsDataset } from "../telemetry/index.js";
+import { analyticsSink, jsonLogSink, Telemetry, type AnalyticsDataset, type EventScope } from "../telemetry/index.js";
 
 /** A turn's params and the instance running it. */
 type RunningTurn = TurnParams & { instanceId: string };
@@ -30,12 +30,37 @@ interface FirstPushes {
   tried: TriedPush[];
   closed: boolean;
 }
+/** What a run step records: the object's round, except that a finished turn is recorded as its first pushes (`pushed`), not as the push it built. */
+type RunStep = Exclude<TurnStep, { kind: "finished" }> | { kind: "pushed"; state: string; pushed: FirstPushes };
+
 /**
- * What a run step records: the object's round, except that a finished turn
- * is recorded as its first pushes (`pushed`), not as the push it built.
- * "finished" comes from a run step an older version recorded.
+ * A push not yet delivered to some configs, on its schedule (docs/protocol.md
+ * "Events, streams and pushes"): carried in the Workflow from the step that
+ * tried it last, so it derives from recorded steps and is the same on replay.
+ * The next event of the task for those configs supersedes it.
  */
-type RunStep = TurnStep | { kind: "pushed"; state: string; pushed: FirstPushes };
+interface Pending {
+  /** What its attempts are named after (`ask 2`): their events' ids. */
+  name: string;
+  seq: number;
+  configIds: string[];
+  /** Attempts made so far. */
+  attempt: number;
+  /** When the first was made (epoch ms): its hour counts from there. */
+  first: number;
+}
+
+/** One try at a request's push (its first attempts, or the next), as its step records it. */
+interface AskTry {
+  /** What is left to try after this one. */
+  pending?: Pending;
+  /** Deliveries given up in it. */
+  letters: DeadLetter[];
+  /** How long the answer is waited for before the next try (with nothing pending: at all). */
+  waitMs: number;
+  /** The wait is over (past the request's expiry and the margin): no attempt was made, and none follows. */
+  over?: boolean;
+}
 
 /**
  * A round, and for the round that answers the first push to each config: a couple of retries for
@@ -45,10 +70,15 @@ type RunStep = TurnStep | { kind: "pushed"; state: string; pushed: FirstPushes }
 const RUN_STEP: WorkflowStepConfig = { retries: { limit: 2, delay: "5 seconds", backoff: "exponential" }, timeout: "10 minutes" };
 /** One push attempt; its retries are for the object or the isolate failing, the gatekeeper's refusals are scheduled (delivery-schedule.ts). */
 const ATTEMPT_STEP: WorkflowStepConfig = { retries: { limit: 3, delay: "2 seconds", backoff: "exponential" }, timeout: "30 seconds" };
+/** A round of attempts to several configs in one step (a request's push): each attempt gives up after 15 s (push-delivery.ts). */
+const DELIVERY_STEP: WorkflowStepConfig = { retries: { limit: 3, delay: "2 seconds", backoff: "exponential" }, timeout: "10 minutes" };
 /** An attempt's fetch gives up after 15 s (push-delivery.ts); the object allows that much past a wait. */
 const ATTEMPT_TIMEOUT_MS = 30_000;
-/** A progress push is best effort: one attempt, and its failure is swallowed. */
-const PROGRESS_STEP: WorkflowStepConfig = { retries: { limit: 0, delay: "1 second" }, timeout: "30 seconds" };
+/**
+ * A progress push is best effort: one attempt, and its failure is swallowed. A push it supersedes gets
+ * its last attempt first, in the same step, so the step allows the attempts' own timeouts.
+ */
+const PROGRESS_STEP: WorkflowStepConfig = { retries: { limit: 0, delay: "1 second" }, timeout: "10 minutes" };
 /** A guard against a turn that never ends; the agent's own round budget is far below it. */
 const MAX_ROUNDS = 64;
 /** A guard against a turn that asks forever. */
@@ -65,6 +95,8 @@ const QUICK_STEP: WorkflowStepConfig = { retries: { limit: 5, delay: "1 second",
  * again (the object recorded the outcome) and may push again (at least
  * once); later attempts are steps of their own. A task canceled meanwhile is
  * announced as canceled because the terminal write says it was refused.
+ * No step waits on a push: a wait for a human is the backoff of its
+ * request's push, and a later event supersedes a push still pending.
  */
 export abstract class TurnWorkflowBase<
   Env extends { A2A_SIGNING_KEY?: string; GATEKEEPER_ORIGINS?: string; OPENAI_API_KEY?: string; A2A_ANALYTICS?: AnalyticsDataset },
@@ -92,10 +124,11 @@ export abstract class TurnWorkflowBase<
     let state = "TASK_STATE_WORKING";
     // The object refused the turn (no such task, or an agent that did not start): nothing to finish.
     let refusedTurn = false;
-    // The finished turn's push still to make: its first attempts made in the run step (`tried`), or,
-    // from a run step an older version recorded, the push it built (`plan`).
-    let finished: { targets: PushTargets; tried?: TriedPush[]; plan?: PushPlan } | undefined;
+    // The finished turn's push still to make: its first attempts, made in the run step.
+    let finished: { targets: PushTargets; tried: TriedPush[] } | undefined;
     let closed = false;
+    // A request's push not yet delivered when its wait ended: the next event supersedes it.
+    let pending: Pending | undefined;
     // Waits for a human so far in this turn; each has steps of its own.
     let parks = 0;
     // Whether this run of the round follows a wait: it then has a name of its own.
@@ -104,7 +137,8 @@ export abstract class TurnWorkflowBase<
       // Each round is its own step (a retry of round 3 never re-runs rounds 1
       // and 2), and so is each run of a round after a wait for a human.
       const name = afterPark ? `run round ${round} after ${parks}` : round === 1 ? "run" : `run round ${round}`;
-      const ran = await step.do(name, RUN_STEP, () => this.#runRound(agent, turn, round));
+      const carried = pending;
+      const ran = await step.do(name, RUN_STEP, () => this.#runRound(agent, turn, round, carried));
       if (!ran.ok) {
         refusedTurn = true;
         break;
@@ -115,52 +149,34 @@ export abstract class TurnWorkflowBase<
         state = result.state;
         closed = result.pushed.closed;
         finished = { targets: { seq, configIds: tried.map((t) => t.configId) }, tried };
-        break;
-      }
-      // A run step an older version recorded: the push it built is still to be made, a step an attempt.
-      if (result.kind === "finished") {
-        const { push: plan } = result;
-        ({ state, closed } = result);
-        finished = { targets: { seq: plan.seq, configIds: plan.configs.map((config) => config.id) }, plan };
-        break;
-      }
-      // The two kinds below come from a run step an older version recorded too.
-      if (result.kind === "ended") {
-        state = result.state;
-        break;
-      }
-      if (result.kind === "done") {
-        const verdict = await step.do("save", QUICK_STEP, () => agent().finishTurn(turn.taskId));
-        if (verdict.ok) state = verdict.value.state;
+        pending = undefined;
         break;
       }
       if (result.kind === "interrupted") {
-        // Parked: announce it, wait for the object's event (answered, expired,
-        // canceled), tell what came of it, and run the same round again.
+        // Parked: announce it while waiting for the object's event (answered,
+        // expired, canceled), tell what came of it, and run the same round again.
         parks++;
-        // The request is delivered like the answer (the schedule, dead letters): a gatekeeper that missed it could not ask.
-        const ask = await step.do(`ask ${parks} targets`, QUICK_STEP, async () => {
-          const found = await agent().pushTargets(turn.taskId);
-          return found.ok ? found.value : { seq: 0, configIds: [] };
-        });
-        await this.#deliverAll(step, agent, turn, ask, `ask ${parks}`);
-        try {
-          await step.waitForEvent(`answer ${parks}`, { type: result.eventType, timeout: Math.max(60_000, result.expiresAt - Date.now() + WAIT_MARGIN_MS) });
-        } catch {
-          // Timed out: the object decides what that means (it expires the request).
-        }
+        pending = await this.#waitForAnswer(step, agent, turn, parks, result, pending);
         const resumed = await step.do(`resume ${parks}`, QUICK_STEP, () => agent().turnResumed(turn.taskId, result.requestId));
-        if (resumed.ok && resumed.value.announce) await step.do(`resumed ${parks}`, PROGRESS_STEP, () => this.#announce(agent(), turn));
+        if (resumed.ok && resumed.value.announce) {
+          const superseded = pending;
+          await step.do(`resumed ${parks}`, PROGRESS_STEP, () => this.#announce(agent, turn, superseded));
+          pending = undefined;
+        }
         afterPark = true;
         continue;
       }
-      if (result.announce) await step.do(`progress ${round}`, PROGRESS_STEP, () => this.#announce(agent(), turn));
+      if (result.announce) {
+        const superseded = pending;
+        await step.do(`progress ${round}`, PROGRESS_STEP, () => this.#announce(agent, turn, superseded));
+        pending = undefined;
+      }
       round++;
       afterPark = false;
     }
     if (finished) {
       if (!closed) {
-        const delivery = await this.#deliverAll(step, agent, turn, finished.targets, "push", { plan: finished.plan, tried: finished.tried, close: true });
+        const delivery = await this.#deliverAll(step, agent, turn, finished.targets, "push", { tried: finished.tried, close: true });
         if (!delivery.closed) await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId, turn.instanceId));
       }
       return { state };
@@ -172,7 +188,10 @@ export abstract class TurnWorkflowBase<
       if (verdict.ok) state = verdict.value.state;
     }
 
-    const targets = await step.do("push targets", QUICK_STEP, async () => {
+    const superseded = pending;
+    const targets = await step.do("push targets", DELIVERY_STEP, async () => {
+      // A request's push still pending gets its last attempt before the terminal push (docs/protocol.md "Delivery").
+      if (superseded) await this.#supersede(agent, turn, superseded);
       const found = await agent().pushTargets(turn.taskId);
       return found.ok ? found.value : { seq: 0, configIds: [] };
     });
@@ -184,16 +203,20 @@ export abstract class TurnWorkflowBase<
   /**
    * One round in the caller's object; a round that finished the turn makes
    * the first push to each config in the same step, as the terminal write
-   * built it (no step, no read between the write and the push). A crash after
-   * a push and before the step is recorded runs the step again: the object
-   * answers from the recorded outcome and the push goes out again, with the
-   * same `seq` (at least once).
+   * built it (no step, no read between the write and the push), after the
+   * last attempt of a request's push still `pending`. A crash after a push
+   * and before the step is recorded runs the step again: the object answers
+   * from the recorded outcome and the push goes out again, with the same
+   * `seq` (at least once).
    */
-  async #runRound(agent: () => TurnObject, turn: RunningTurn, round: number): Promise<Verdict<RunStep>> {
+  async #runRound(agent: () => TurnObject, turn: RunningTurn, round: number, pending: Pending | undefined): Promise<Verdict<RunStep>> {
     const ran = await agent().runTurn(turn.taskId, turn.origin, round, turn.instanceId);
-    if (!ran.ok || ran.value.kind !== "finished") return ran;
+    if (!ran.ok) return ran;
+    if (ran.value.kind !== "finished") return { ok: true, value: ran.value };
     const { state, push, closed } = ran.value;
     if (closed) return { ok: true, value: { kind: "pushed", state, pushed: { seq: push.seq, tried: [], closed } } };
+    // The terminal push never waits behind an earlier push's schedule: that one gets one more attempt, first.
+    if (pending) await this.#supersede(agent, turn, pending);
     const configIds = push.configs.map((config) => config.id);
     // Inside this step: no step of its own for the first attempts.
     const tried = await this.#attemptEach(agent, turn, { seq: push.seq, configIds }, "push", 1, { plan: push, close: true }, (_name, attempt) => attempt());
@@ -201,10 +224,100 @@ export abstract class TurnWorkflowBase<
   }
 
   /**
+   * A parked turn waits for its request's event (answered, expired,
+   * canceled) while the request's push is delivered: the first attempt to
+   * each config is one step (after the last attempt of a push still
+   * `carried`), and the wait for the answer between tries is the schedule's
+   * backoff, each try and each wait a step of its own. The event ends the
+   * wait at once, whatever is still pending; that is returned, for the next
+   * event to supersede. Once nothing is pending (delivered, given up) the
+   * wait runs until the request's expiry and the margin. The request is
+   * delivered like the answer (the schedule, dead letters): a gatekeeper
+   * that missed it could not ask.
+   */
+  async #waitForAnswer(
+    step: WorkflowStep,
+    agent: () => TurnObject,
+    turn: RunningTurn,
+    parks: number,
+    asked: Extract<TurnStep, { kind: "interrupted" }>,
+    carried: Pending | undefined,
+  ): Promise<Pending | undefined> {
+    const name = `ask ${parks}`;
+    const deadline = asked.expiresAt + WAIT_MARGIN_MS;
+    let tried = await step.do(name, DELIVERY_STEP, () => this.#askTry(agent, turn, name, deadline, { carried }));
+    for (let t = 1; ; t++) {
+      const letters = tried.letters;
+      if (letters.length > 0) await step.do(`${name} dead letters ${t}`, QUICK_STEP, () => agent().deadLetter(turn.taskId, letters));
+      if (tried.over) return tried.pending;
+      try {
+        await step.waitForEvent(`answer ${parks} ${t}`, { type: asked.eventType, timeout: tried.waitMs });
+        return tried.pending;
+      } catch {
+        // Timed out: the next try of what is pending, or, with nothing pending, the object decides (it expires the request).
+      }
+      const pending = tried.pending;
+      if (!pending) return undefined;
+      tried = await step.do(`${name} ${t + 1}`, DELIVERY_STEP, () => this.#askTry(agent, turn, name, deadline, { pending }));
+    }
+  }
+
+  /**
+   * One try at a request's push: the first (the task's latest status to
+   * each config, after the last attempt of a push still `carried`) or the
+   * next of what is `pending`; then how long to wait for the answer, which
+   * the object is told (a turn waiting is alive).
+   */
+  async #askTry(
+    agent: () => TurnObject,
+    turn: RunningTurn,
+    name: string,
+    deadline: number,
+    from: { carried?: Pending } | { pending: Pending },
+  ): Promise<AskTry> {
+    let targets: PushTargets;
+    let attempt = 1;
+    let first: number | undefined;
+    if ("pending" in from) {
+      // Past the request's expiry and the margin: the object decides (resume), and the next event supersedes what is left.
+      if (Date.now() >= deadline) return { pending: from.pending, letters: [], waitMs: 0, over: true };
+      targets = { seq: from.pending.seq, configIds: from.pending.configIds };
+      attempt = from.pending.attempt + 1;
+      first = from.pending.first;
+    } else {
+      if (from.carried) await this.#supersede(agent, turn, from.carried);
+      const found = await agent().pushTargets(turn.taskId);
+      targets = found.ok ? found.value : { seq: 0, configIds: [] };
+    }
+    const tried = await this.#attemptEach(agent, turn, targets, name, attempt, { close: false }, (_name, make) => make());
+    const settled = settleRound(tried, targets.seq, attempt, first);
+    const pending = settled.next.length > 0 ? { name, seq: targets.seq, configIds: settled.next, attempt, first: settled.first } : undefined;
+    const left = deadline - Date.now();
+    const waitMs = pending ? Math.max(1_000, Math.min(waitAfter(attempt), left)) : Math.max(60_000, left);
+    // Waiting is alive: the object expects the next report only after the wait.
+    await agent().turnProgress(turn.taskId, waitMs + ATTEMPT_TIMEOUT_MS);
+    return { ...(pending ? { pending } : {}), letters: settled.letters, waitMs };
+  }
+
+  /**
+   * A later event of the task is ready for the configs `pending` is still
+   * due at: each gets one more attempt, and one that does not go out is
+   * superseded (dropped, recorded as such; not a dead letter). Per config,
+   * nothing earlier is ever sent after something later.
+   */
+  async #supersede(agent: () => TurnObject, turn: RunningTurn, pending: Pending): Promise<void> {
+    const attempt = pending.attempt + 1;
+    for (const configId of pending.configIds) {
+      await this.#attempt(agent(), turn, configId, pending.seq, { attempt, stepName: `${pending.name} ${configId} ${attempt}`, last: true });
+    }
+  }
+
+  /**
    * One attempt at `targets.seq` to each config, in order, each made through
    * `make` (a step of its own, or inline in the step that calls this). `plan`:
    * the push as the terminal write built it, sent as it is by a first attempt.
    * `close`: the last attempt closes the turn, if every earlier one went out.
+   * `last`: each is the event's last attempt (see `#attempt`).
    */
   async #attemptEach(
     agent: () => TurnObject,
@@ -212,18 +325,18 @@ export abstract class TurnWorkflowBase<
     targets: PushTargets,
     name: string,
     attempt: number,
-    options: { plan?: PushPlan; close: boolean },
+    options: { plan?: PushPlan; close: boolean; last?: boolean },
     make: (stepName: string, attempt: () => Promise<AttemptResult>) => Promise<AttemptResult>,
   ): Promise<TriedPush[]> {
-    const { plan, close } = options;
+    const { plan, close, last } = options;
     const tried: TriedPush[] = [];
     for (const [index, configId] of targets.configIds.entries()) {
       const stepName = `${name} ${configId} ${attempt}`;
       const planned = attempt === 1 ? plan?.configs.find((c) => c.id === configId) : undefined;
       const given = planned && plan ? { config: planned.config, body: plan.body } : undefined;
       // Only while every earlier one went out: a dead letter must be recorded, and a retry made, before the turn closes.
-      const last = close && index === targets.configIds.length - 1 && tried.every((t) => t.kind === "delivered" || t.kind === "skipped");
-      const result = await make(stepName, () => this.#attempt(agent(), turn, configId, targets.seq, { attempt, stepName, given, close: last }));
+      const closes = close && index === targets.configIds.length - 1 && tried.every((t) => t.kind === "delivered" || t.kind === "skipped");
+      const result = await make(stepName, () => this.#attempt(agent(), turn, configId, targets.seq, { attempt, stepName, given, close: closes, last }));
       tried.push({ configId, ...result });
     }
     return tried;
@@ -234,11 +347,10 @@ export abstract class TurnWorkflowBase<
    * delivery-schedule.ts: each round tries every config still pending, one
    * step each, then sleeps before the next; a config that refuses for good, or
    * whose hour runs out, is a dead letter, recorded on the task unless
-   * `record` is false (a re-delivery records its own). `plan`: the push as
-   * the terminal write built it, sent as it is by each config's first attempt.
-   * `tried`: the first attempts, made already (in the run step). `close`: the
-   * attempt that leaves nothing pending and nothing given up closes the turn
-   * in its own step (`closed`). Returns the dead letters.
+   * `record` is false (a re-delivery records its own). `tried`: the first
+   * attempts, made already (in the run step). `close`: the attempt that
+   * leaves nothing pending and nothing given up closes the turn in its own
+   * step (`closed`). Returns the dead letters.
    */
   async #deliverAll(
     step: WorkflowStep,
@@ -246,9 +358,9 @@ export abstract class TurnWorkflowBase<
     turn: RunningTurn,
     targets: PushTargets,
     name: string,
-    options: { record?: boolean; plan?: PushPlan; tried?: readonly TriedPush[]; close?: boolean } = {},
+    options: { record?: boolean; tried?: readonly TriedPush[]; close?: boolean } = {},
   ): Promise<{ letters: DeadLetter[]; closed: boolean }> {
-    const { record = true, plan, tried: made, close = false } = options;
+    const { record = true, tried: made, close = false } = options;
     const letters: DeadLetter[] = [];
     let pending = targets.configIds;
     let first: number | undefined;
@@ -263,18 +375,14 @@ export abstract class TurnWorkflowBase<
               { seq: targets.seq, configIds: pending },
               name,
               attempt,
-              { plan, close: close && letters.length === 0 },
+              { close: close && letters.length === 0 },
               (stepName, make) => step.do(stepName, ATTEMPT_STEP, make),
             );
-      const next: string[] = [];
-      for (const tried of round) {
-        first ??= tried.at;
-        closed ||= tried.closed === true;
-        if (tried.kind === "delivered" || tried.kind === "skipped") continue;
-        if (tried.kind === "transient" && retriesAfter(attempt, tried.at, first)) next.push(tried.configId);
-        else letters.push({ configId: tried.configId, seq: targets.seq, status: tried.status, at: new Date(tried.at).toISOString() });
-      }
-      pending = next;
+      closed ||= round.some((tried) => tried.closed === true);
+      const settled = settleRound(round, targets.seq, attempt, first);
+      first = settled.first;
+      letters.push(...settled.letters);
+      pending = settled.next;
       if (pending.length === 0) break;
       const wait = waitAfter(attempt);
       // In backoff is alive: the object waits for the next attempt before calling the turn lost.
@@ -289,13 +397,15 @@ export abstract class TurnWorkflowBase<
    * One attempt: the push as it goes out now (`given`: as the terminal write
    * built it, with no read back), and what came of it (when, for the
    * schedule). `close`: delivered or skipped, it closes the turn as well.
+   * `last`: a later event is ready for the config, so this attempt is the
+   * push's last, and one that does not go out is superseded.
    */
   async #attempt(
     agent: TurnObject,
     turn: RunningTurn,
     configId: string,
     seq: number,
-    which: { attempt: number; stepName: string; given?: { config: PushConfigJson; body: StreamEventJson }; close?: boolean },
+    which: { attempt: number; stepName: string; given?: { config: PushConfigJson; body: StreamEventJson }; close?: boolean; last?: boolean },
   ): Promise<AttemptResult> {
     const began = Date.now();
     const closing = async (kind: "delivered" | "skipped", status: number) => {
@@ -325,19 +435,15 @@ export abstract class TurnWorkflowBase<
     });
     const status = "status" in attempt ? attempt.status : 0;
     // In the step that makes the attempt: a re-run of it is the same occurrence, with the same id.
-    await this.#events().emit(
-      "push.attempt",
-      {
-        tenant: turn.tenant,
-        ...(turn.caller ? { caller: turn.caller } : {}),
-        taskId: turn.taskId,
-        ...(contextId ? { contextId } : {}),
-        turnId: turn.instanceId,
-      },
-      { configId, seq, attempt: which.attempt, status, outcome: attempt.kind, durationMs: Date.now() - began },
-      [turn.instanceId, which.stepName],
-    );
+    const scope = eventScope(turn, contextId);
+    const events = this.#events();
+    await events.emit("push.attempt", scope, { configId, seq, attempt: which.attempt, status, outcome: attempt.kind, durationMs: Date.now() - began }, [
+      turn.instanceId,
+      which.stepName,
+    ]);
     if (attempt.kind === "delivered") return closing("delivered", status);
+    if (which.last && attempt.kind !== "skipped")
+      await events.emit("push.superseded", scope, { configId, seq }, [turn.instanceId, which.stepName, "superseded"]);
     return { kind: attempt.kind, status, at: Date.now() };
   }
 
@@ -353,29 +459,42 @@ export abstract class TurnWorkflowBase<
 
   /**
    * A re-delivery (`TurnParams.redeliver`): each config queued for the task's
-   * dead letters is sent them once, in `seq` order, on the same schedule; the
-   * first it gives up on ends its turn, and that event and the later ones are
-   * its dead letters now.
+   * dead letters is sent them once, in `seq` order (none it must not get
+   * after a later event it was sent already: those are superseded). An event
+   * followed by another for the config gets one attempt, and is superseded
+   * if that fails; the last is delivered on the schedule, and is a dead letter
+   * under this config if given up.
    */
   async #redeliver(step: WorkflowStep, agent: () => TurnObject, turn: RunningTurn): Promise<{ state: string }> {
     const queued = await step.do("redelivery targets", QUICK_STEP, async () => {
       const found = await agent().redeliveryTargets(turn.taskId);
       return found.ok ? found.value : [];
     });
-    for (const { configId, seqs } of queued) {
+    for (const { configId, seqs, superseded: dropped } of queued) {
       const delivered: number[] = [];
+      const superseded = [...dropped];
       let givenUp: DeadLetter[] = [];
       for (const [index, seq] of seqs.entries()) {
+        const name = `redeliver ${configId} ${seq}`;
+        if (index < seqs.length - 1) {
+          const [tried] = await this.#attemptEach(agent, turn, { seq, configIds: [configId] }, name, 1, { close: false, last: true }, (stepName, make) =>
+            step.do(stepName, ATTEMPT_STEP, make),
+          );
+          (tried?.kind === "delivered" || tried?.kind === "skipped" ? delivered : superseded).push(seq);
+          continue;
+        }
         const {
           letters: [letter],
-        } = await this.#deliverAll(step, agent, turn, { seq, configIds: [configId] }, `redeliver ${configId} ${seq}`, { record: false });
-        if (letter) {
-          givenUp = seqs.slice(index).map((later) => ({ ...letter, seq: later }));
-          break;
-        }
-        delivered.push(seq);
+        } = await this.#deliverAll(step, agent, turn, { seq, configIds: [configId] }, name, { record: false });
+        if (letter) givenUp = [letter];
+        else delivered.push(seq);
       }
-      await step.do(`redelivered ${configId}`, QUICK_STEP, () => agent().redelivered(turn.taskId, { configId, delivered, givenUp }));
+      await step.do(`redelivered ${configId}`, QUICK_STEP, async () => {
+        // Dropped before any attempt: recorded in this step, so a re-run of it is the same occurrence.
+        for (const seq of dropped)
+          await this.#events().emit("push.superseded", eventScope(turn), { configId, seq }, [turn.instanceId, "redeliver", configId, seq, "superseded"]);
+        return agent().redelivered(turn.taskId, { configId, delivered, givenUp, superseded });
+      });
     }
     await step.do("delivered", QUICK_STEP, () => agent().turnDelivered(turn.taskId, turn.instanceId));
     return { state: "redelivered" };
@@ -391,15 +510,17 @@ export abstract class TurnWorkflowBase<
   }
 
   /**
-   * The task's latest status event (progress, waiting for a human) as a
-   * `statusUpdate` to every push config, once each; a failure is logged,
-   * never thrown. Nothing is announced once the task is terminal: no progress
-   * follows a cancel.
+   * The task's latest status event (progress, a request's expiry) as a
+   * `statusUpdate` to every push config, once each, after the last attempt
+   * of a request's push still `pending` (it is superseded); a failure is
+   * logged, never thrown. Nothing is announced once the task is terminal: no
+   * progress follows a cancel.
    */
-  async #announce(agent: TurnObject, turn: TurnParams): Promise<{ sent: number }> {
+  async #announce(agent: () => TurnObject, turn: RunningTurn, pending: Pending | undefined): Promise<{ sent: number }> {
     let sent = 0;
     try {
-      const verdict = await agent.deliveryOf(turn.taskId);
+      if (pending) await this.#supersede(agent, turn, pending);
+      const verdict = await agent().deliveryOf(turn.taskId);
       if (!verdict.ok || isTerminalName(verdict.value.task.status.state)) return { sent };
       const found = verdict.value;
       const { seq, statusUpdate } = found.status;
@@ -418,4 +539,38 @@ export abstract class TurnWorkflowBase<
     }
     return { sent };
   }
+}
+
+/** The ids a push event of the turn is about. */
+function eventScope(turn: RunningTurn, contextId?: string): EventScope {
+  return {
+    tenant: turn.tenant,
+    ...(turn.caller ? { caller: turn.caller } : {}),
+    taskId: turn.taskId,
+    ...(contextId ? { contextId } : {}),
+    turnId: turn.instanceId,
+  };
+}
+
+/**
+ * What a round of attempts of event `seq` leaves (the `attempt`-th of a
+ * delivery whose first began at `first`, or began in this round): the
+ * configs to try again, and the ones given up (refused for good, or out of
+ * their hour) as dead letters.
+ */
+function settleRound(
+  round: readonly TriedPush[],
+  seq: number,
+  attempt: number,
+  first: number | undefined,
+): { next: string[]; letters: DeadLetter[]; first: number } {
+  const began = first ?? round[0]?.at ?? Date.now();
+  const next: string[] = [];
+  const letters: DeadLetter[] = [];
+  for (const tried of round) {
+    if (tried.kind === "delivered" || tried.kind === "skipped") continue;
+    if (tried.kind === "transient" && retriesAfter(attempt, tried.at, began)) next.push(tried.configId);
+    else letters.push({ configId: tried.configId, seq, status: tried.status, at: new Date(tried.at).toISOString() });
+  }
+  return { next, letters, first: began };
 }

@@ -26,7 +26,7 @@ export interface Outbound {
   /** What the gatekeepers' JWKS endpoints currently serve (both gatekeepers publish the same keys). */
   jwks: { keys: unknown[] };
   /** Responses for specific URLs (pushes or anything else), given the request; a push URL answers 200 otherwise. */
-  pushReplies: Map<string, (request: Request) => Response>;
+  pushReplies: Map<string, (request: Request) => Response | Promise<Response>>;
   /** Web pages by URL (GET), for agents that read the web. */
   pages: Map<string, () => Response | Promise<Response>>;
   /** Pushes the gatekeepers received (a 2xx answer), in order. */
