@@ -15,6 +15,12 @@ function packageOf(input) {
   return parts.length > 2 ? parts.slice(0, 2).join("/") : input;
 }
 
+function outputOf(meta, outputFile) {
+  const output = Object.entries(meta.outputs).find(([path]) => path.endsWith(`/${outputFile}`))?.[1];
+  if (!output) throw new Error(`the metafile has no output ${outputFile}`);
+  return output;
+}
+
 /** The bundle's text, cut at each input's `// <path>` heading: input path → its code. */
 function textPerInput(bundle, inputs) {
   const known = new Set(inputs);
@@ -33,8 +39,7 @@ function textPerInput(bundle, inputs) {
  * inputs, each gzipped alone and raw (esbuild's bytes in the output), as lines.
  */
 export function topInputs(meta, outputFile, bundle, limit) {
-  const output = Object.entries(meta.outputs).find(([path]) => path.endsWith(outputFile))?.[1];
-  if (!output) throw new Error(`the metafile has no output ${outputFile}`);
+  const output = outputOf(meta, outputFile);
   const inputs = Object.entries(output.inputs).map(([path, { bytesInOutput }]) => ({ path, raw: bytesInOutput }));
   const texts = textPerInput(
     bundle,
@@ -62,16 +67,22 @@ export function topInputs(meta, outputFile, bundle, limit) {
   ];
 }
 
-/** Every input whose path contains `fragment`, with what imports it and by which specifier, as lines. */
-export function importersOf(meta, fragment) {
+/**
+ * Every module in the bundle whose path contains `fragment`, with the modules
+ * in the bundle that import it and by which specifier, as lines. (The metafile
+ * also lists inputs tree-shaking dropped whole: they are left out.)
+ */
+export function importersOf(meta, outputFile, fragment) {
+  const kept = new Set(Object.entries(outputOf(meta, outputFile).inputs).flatMap(([path, { bytesInOutput }]) => (bytesInOutput > 0 ? [path] : [])));
   const lines = [];
-  for (const path of Object.keys(meta.inputs).filter((p) => p.includes(fragment))) {
+  for (const path of [...kept].filter((p) => p.includes(fragment))) {
     lines.push(`bundle: ${path}`);
     for (const [importer, { imports }] of Object.entries(meta.inputs)) {
+      if (!kept.has(importer)) continue;
       for (const i of imports) if (i.path === path) lines.push(`    <- ${importer} ("${i.original ?? i.path}")`);
     }
   }
-  return lines.length > 0 ? lines : [`bundle: no input's path contains ${JSON.stringify(fragment)}`];
+  return lines.length > 0 ? lines : [`bundle: no module in the bundle has ${JSON.stringify(fragment)} in its path`];
 }
 
 /**

@@ -78,7 +78,7 @@ function measure(outdir) {
   );
   const report = [];
   if (top !== undefined) report.push(...topInputs(meta, "worker.js", readFileSync(join(outdir, "worker.js"), "utf8"), top));
-  if (why !== undefined) report.push(...importersOf(meta, why));
+  if (why !== undefined) report.push(...importersOf(meta, "worker.js", why));
   if (top === undefined && why === undefined)
     report.push("bundle: what takes the room: npm run check:bundle -- --top 20 (and --why PATH: what imports a module)");
   const leaks = aliasesReachingOtherPackages(meta, STUBS);
