@@ -109,6 +109,9 @@ describe("dynamicagents new, then add-tenant", () => {
     await createRepository({ dir: root, core: "file:./core.tgz" });
     const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
     expect(pkg.name).toBe("my-agents");
+    // The host SDKs are peers (never bundled twice): the new repository depends on each, at the exact version pinned here.
+    const hostSdks = ["@a2a-js/sdk", "agents", "ai", "workers-ai-provider", "zod"].map((sdk) => [sdk, own.devDependencies[sdk]]);
+    for (const [sdk, version] of hostSdks) expect(own.peerDependencies[sdk], sdk).toBe(`^${version}`);
     // A tarball named relative to where the command runs, made absolute for the new repository.
     const hostSdks = ["@a2a-js/sdk", "agents", "ai", "zod"].map((sdk) => [sdk, own.devDependencies[sdk]]);
     expect(pkg.dependencies).toEqual({ "@dynamicagents/core": `file:${join(process.cwd(), "core.tgz")}`, ...Object.fromEntries(hostSdks) });
