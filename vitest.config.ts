@@ -9,6 +9,10 @@ import { createVcr, recordFromEnv } from "./src/testing/node/index.js";
 import { ConsoleFileReporter } from "./test/support/console-file.mjs";
 import { createMcpFixture } from "./test/support/mcp-fixture.mjs";
 
+// Offline (README "Offline"): miniflare would fetch `Request.cf` data from workers.cloudflare.com
+// when the pool starts outside NODE_ENV=test; the specs read none of it.
+process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
+
 // A fresh card key per run: nothing secret is committed, and no test can come
 // to depend on a particular key.
 const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
