@@ -1,3 +1,4 @@
+import { testClockOf } from "../a2a/test-clock.js";
 import { resolveConfig, type AgentConfig, type AgentConfigInput } from "../agent/config.js";
 import { generateWithFallback } from "../agent/generate.js";
 import { validatePolicy, type AgentPolicy } from "../agent/policy.js";
@@ -171,13 +172,15 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
 
   protected override lifecycleLimits(): LifecycleLimits {
     const { limits, retention, hitl } = this.config;
+    // Test clocks shorten a request's expiry and a dead letter's keep (docs/gatekeeper.md "Test clocks").
+    const clock = testClockOf(this.env);
     return {
       maxInFlightTurns: limits.maxInFlightTurns,
       maxPendingQuestions: limits.maxPendingQuestions,
       maxPendingDeliveries: limits.maxPendingDeliveries,
       maxOpenStreams: limits.maxOpenStreams,
-      retention,
-      hitlExpiresAfterMs: hitl.expiresAfterMinutes * 60_000,
+      retention: clock.deadLetterRetentionMs === undefined ? retention : { ...retention, deadLetterKeepMs: clock.deadLetterRetentionMs },
+      hitlExpiresAfterMs: clock.questionExpiryMs ?? hitl.expiresAfterMinutes * 60_000,
     };
   }
 

@@ -1,3 +1,4 @@
+import type { TestClockEnv } from "../a2a/test-clock.js";
 import type { ModelEnv } from "../agent/model-config.js";
 import type { HitlWords } from "../agent/policy.js";
 import type { TaskJson, TurnOutcome, TurnParams } from "../boundary/index.js";
@@ -8,8 +9,8 @@ import type { HitlTarget, RequestBody } from "./hitl.js";
 // (DynamicAgent) hand each other: the rounds go down, the words and bounds
 // the lifecycle needs come up.
 
-/** The bindings and variables the caller's object reads. */
-export interface AgentEnv extends ModelEnv {
+/** The bindings and variables the caller's object reads (test clocks: docs/gatekeeper.md "Test clocks"). */
+export interface AgentEnv extends ModelEnv, TestClockEnv {
   /** Where accepted turns run; the object restarts an instance that errored or vanished. */
   TURN_WORKFLOW?: Workflow<TurnParams>;
   /** The card key: events hash callers under a key derived from it. */
@@ -43,7 +44,8 @@ export interface LifecycleLimits {
   maxPendingQuestions: number;
   maxPendingDeliveries: number;
   maxOpenStreams: number;
-  retention: { finishedTaskDays: number; messageIdDays: number };
+  /** `deadLetterKeepMs`: how long a dead letter keeps its finished task (a day unless a test clock says otherwise). */
+  retention: { finishedTaskDays: number; messageIdDays: number; deadLetterKeepMs?: number };
   /** How long a request to a human waits before it expires. */
   hitlExpiresAfterMs: number;
 }

@@ -24,8 +24,8 @@ export async function sweepOnce(
   /** Hears the subtasks of the deleted tasks (the agent lets go of them) before any `messageId` is forgotten. */
   onTasksDeleted: (subtaskIds: readonly string[]) => Promise<void>,
 ): Promise<Swept> {
-  // A dead letter keeps its task a day, so a gatekeeper can still set a config and have it re-delivered.
-  const deleted = db.tasks.deleteFinished(now - retention.finishedTaskDays * DAY_MS, RETENTION_BATCH, now - DAY_MS);
+  // A dead letter keeps its task a day (a test clock's keep locally), so a gatekeeper can still set a config and have it re-delivered.
+  const deleted = db.tasks.deleteFinished(now - retention.finishedTaskDays * DAY_MS, RETENTION_BATCH, now - (retention.deadLetterKeepMs ?? DAY_MS));
   await onTasksDeleted(deleted.subtaskIds);
   const forgetBefore = now - retention.messageIdDays * DAY_MS;
   const messages = db.tasks.forgetMessages(forgetBefore, RETENTION_BATCH);

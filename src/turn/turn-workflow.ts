@@ -1,5 +1,6 @@
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type WorkflowStepConfig } from "cloudflare:workers";
 import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
+import { testClockOf } from "../a2a/test-clock.js";
 import { loadSigningKey } from "../a2a/signing-key.js";
 import { isTerminalName } from "../a2a/task-state.js";
 import type {
@@ -14,7 +15,7 @@ import type {
   TurnStep,
   Verdict,
 } from "../boundary/index.js";
-import { retriesAfter, waitAfter } from "./delivery-schedule.js";
+import { pushSchedule, retriesAfter, waitAfter, type PushSchedule } from "./delivery-schedule.js";
 import { deliverPush, type PushAttempt } from "./push-delivery.js";
 import { analyticsSink, jsonLogSink, Telemetry, type AnalyticsDataset, type EventScope } from "../telemetry/index.js";
 
@@ -290,10 +291,11 @@ export abstract class TurnWorkflowBase<
       targets = found.ok ? found.value : { seq: 0, configIds: [] };
     }
     const tried = await this.#attemptEach(agent, turn, targets, name, attempt, { close: false }, (_name, make) => make());
-    const settled = settleRound(tried, targets.seq, attempt, first);
+    const schedule = this.#schedule();
+    const settled = settleRound(tried, targets.seq, attempt, first, schedule);
     const pending = settled.next.length > 0 ? { name, seq: targets.seq, configIds: settled.next, attempt, first: settled.first } : undefined;
     const left = deadline - Date.now();
-    const waitMs = pending ? Math.max(1_000, Math.min(waitAfter(attempt), left)) : Math.max(60_000, left);
+    const waitMs = pending ? Math.max(1_000, Math.min(waitAfter(attempt, schedule), left)) : Math.max(60_000, left);
     // Waiting is alive: the object expects the next report only after the wait.
     await agent().turnProgress(turn.taskId, waitMs + ATTEMPT_TIMEOUT_MS);
     return { ...(pending ? { pending } : {}), letters: settled.letters, waitMs };
@@ -379,12 +381,12 @@ export abstract class TurnWorkflowBase<
               (stepName, make) => step.do(stepName, ATTEMPT_STEP, make),
             );
       closed ||= round.some((tried) => tried.closed === true);
-      const settled = settleRound(round, targets.seq, attempt, first);
+      const settled = settleRound(round, targets.seq, attempt, first, this.#schedule());
       first = settled.first;
       letters.push(...settled.letters);
       pending = settled.next;
       if (pending.length === 0) break;
-      const wait = waitAfter(attempt);
+      const wait = waitAfter(attempt, this.#schedule());
       // In backoff is alive: the object waits for the next attempt before calling the turn lost.
       await step.do(`${name} backoff ${attempt}`, QUICK_STEP, () => agent().turnProgress(turn.taskId, wait + ATTEMPT_TIMEOUT_MS));
       await step.sleep(`${name} wait ${attempt}`, wait);
@@ -500,6 +502,11 @@ export abstract class TurnWorkflowBase<
     return { state: "redelivered" };
   }
 
+  /** The push schedule: the platform's, unless a test clock shortens it (docs/gatekeeper.md "Test clocks"). */
+  #schedule(): PushSchedule {
+    return pushSchedule(testClockOf(this.env));
+  }
+
   /**
    * The gatekeepers trusted now, read at every delivery rather than when the
    * turn began: an origin removed from `GATEKEEPER_ORIGINS` meanwhile is no
@@ -563,13 +570,14 @@ function settleRound(
   seq: number,
   attempt: number,
   first: number | undefined,
+  schedule: PushSchedule,
 ): { next: string[]; letters: DeadLetter[]; first: number } {
   const began = first ?? round[0]?.at ?? Date.now();
   const next: string[] = [];
   const letters: DeadLetter[] = [];
   for (const tried of round) {
     if (tried.kind === "delivered" || tried.kind === "skipped") continue;
-    if (tried.kind === "transient" && retriesAfter(attempt, tried.at, began)) next.push(tried.configId);
+    if (tried.kind === "transient" && retriesAfter(attempt, tried.at, began, schedule)) next.push(tried.configId);
     else letters.push({ configId: tried.configId, seq, status: tried.status, at: new Date(tried.at).toISOString() });
   }
   return { next, letters, first: began };
