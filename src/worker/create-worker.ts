@@ -1,4 +1,5 @@
-import { Hono } from "hono";
+// The PatternRouter preset: a few fixed paths need no faster router, and it is the smallest (scripts/check/bundle-size.mjs).
+import { Hono } from "hono/tiny";
 import { etag } from "hono/etag";
 import { agentStartFailed } from "../a2a/errors.js";
 import { GatekeeperJwks } from "../a2a/gatekeeper-jwks.js";
