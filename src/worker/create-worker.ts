@@ -26,7 +26,6 @@ import { startInBackground, startOnTurnWorkflow } from "./start-turn.js";
 import { tenantClaimStep, tokenStep } from "./token-steps.js";
 
 const DEFAULT_MAX_BODY = 2 * 1024 * 1024;
-const A2A_PATHS = [A2A_PATH, `${A2A_PATH}/`];
 const CARD_MAX_AGE = 300;
 /** The longest period a Workers rate-limiting binding counts over. */
 const DEFAULT_RATE_LIMIT_RETRY_AFTER = 60;
@@ -86,24 +85,24 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
   });
 
   // One registration per step, in order: hono runs them as one chain, and a
-  // step that throws ends it (onError answers). `/a2a/` is `/a2a`: clients
-  // append the slash to the interface URL (docs/protocol.md "Wire").
-  app.on("POST", A2A_PATHS, tokenStep<Env>({ jwks, now: options.now }));
-  app.on("POST", A2A_PATHS, contentTypeStep<Env>());
-  app.on("POST", A2A_PATHS, bodyLimitStep(options.maxBodyBytes ?? DEFAULT_MAX_BODY));
-  app.on("POST", A2A_PATHS, versionStep<Env>());
-  app.on("POST", A2A_PATHS, envelopeStep<Env>());
-  app.on("POST", A2A_PATHS, tenantClaimStep<Env>());
-  app.on(
-    "POST",
-    A2A_PATHS,
+  // step that throws ends it (onError answers). Each path also matches itself
+  // with a trailing slash (hono/tiny's PatternRouter): `/a2a/` is `/a2a`, as
+  // clients append the slash to the interface URL (docs/protocol.md "Wire").
+  app.post(A2A_PATH, tokenStep<Env>({ jwks, now: options.now }));
+  app.post(A2A_PATH, contentTypeStep<Env>());
+  app.post(A2A_PATH, bodyLimitStep(options.maxBodyBytes ?? DEFAULT_MAX_BODY));
+  app.post(A2A_PATH, versionStep<Env>());
+  app.post(A2A_PATH, envelopeStep<Env>());
+  app.post(A2A_PATH, tenantClaimStep<Env>());
+  app.post(
+    A2A_PATH,
     rateLimitStep<Env>({
       limiter: options.rateLimiter ?? ((env) => env.A2A_RATE_LIMITER),
       retryAfterSeconds: Math.max(1, Math.ceil(options.rateLimitRetryAfterSeconds ?? DEFAULT_RATE_LIMIT_RETRY_AFTER)),
     }),
   );
-  app.on("POST", A2A_PATHS, knownTenantStep<Env>(options.tenants));
-  app.on("POST", A2A_PATHS, async (c) => {
+  app.post(A2A_PATH, knownTenantStep<Env>(options.tenants));
+  app.post(A2A_PATH, async (c) => {
     const { id, method, params } = c.get("call");
     const caller = c.get("caller");
     let stub: CallerObject | undefined;
@@ -135,7 +134,7 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
     }
     return jsonRpcResult(id, result);
   });
-  for (const path of A2A_PATHS) app.all(path, () => methodNotAllowed());
+  app.all(A2A_PATH, () => methodNotAllowed());
   app.notFound((c) => notFound(c.req.method, new URL(c.req.url).pathname));
   app.onError(errorResponse);
 
