@@ -115,6 +115,8 @@ const stop = async () => {
   await worker.stop().catch(() => {});
   proxyLog.end();
   rmSync(scratch, { recursive: true, force: true });
+  // A copy made for this run goes with it (its report is in LOGS); one given with --suite stays.
+  if (!values.suite) rmSync(suiteDir, { recursive: true, force: true });
 };
 process.once("SIGINT", () => stop().then(() => process.exit(130)));
 process.once("SIGTERM", () => stop().then(() => process.exit(143)));
