@@ -421,6 +421,11 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
           },
         );
       }
+      // Stream ids never go down (docs/protocol.md "Stream ids"): after Last-Event-ID n the snapshot is n, the replay above it.
+      const latest = this.agentDb.events.lastSeq(query.taskId);
+      if (query.afterSeq !== undefined && query.afterSeq > latest) {
+        throw invalidParams(`Last-Event-ID ${query.afterSeq} is past task ${JSON.stringify(query.taskId)}'s latest event (${latest})`);
+      }
       if (!(query.slot && this.#events.takeSlot(query.slot))) this.#assertStreamRoom();
       const task = shapeTask(taskOf(row), { historyLength: query.historyLength, includeArtifacts: true });
       // A task still being written shows the answer so far.
@@ -432,7 +437,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       return taskStream({
         hub: this.#events,
         taskId: query.taskId,
-        snapshot: { seq: this.agentDb.events.lastSeq(query.taskId), event: { task } },
+        snapshot: { seq: query.afterSeq ?? latest, event: { task } },
         replay,
         endAfterReplay: terminal,
       });

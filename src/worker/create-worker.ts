@@ -85,7 +85,9 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
   });
 
   // One registration per step, in order: hono runs them as one chain, and a
-  // step that throws ends it (onError answers).
+  // step that throws ends it (onError answers). Each path also matches itself
+  // with a trailing slash (hono/tiny's PatternRouter): `/a2a/` is `/a2a`, as
+  // clients append the slash to the interface URL (docs/protocol.md "Wire").
   app.post(A2A_PATH, tokenStep<Env>({ jwks, now: options.now }));
   app.post(A2A_PATH, contentTypeStep<Env>());
   app.post(A2A_PATH, bodyLimitStep(options.maxBodyBytes ?? DEFAULT_MAX_BODY));
