@@ -2,7 +2,7 @@ import { invalidParams, taskNotFound, unsupportedOperation } from "../a2a/errors
 import type { BeginTask, Begun, TaskJson } from "../boundary/index.js";
 import type { AgentDB } from "../db/agent-db.js";
 import type { HitlRow } from "../db/hitl-store.js";
-import { answerOf } from "./hitl.js";
+import { answerOf } from "../round/hitl.js";
 import { answer } from "./parking.js";
 import { shapeTask, taskOf } from "./task-wire.js";
 

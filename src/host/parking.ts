@@ -4,10 +4,10 @@ import type { HitlWords } from "../agent/policy.js";
 import type { MessageJson, TaskJson } from "../boundary/index.js";
 import type { AgentDB } from "../db/agent-db.js";
 import type { HitlRow } from "../db/hitl-store.js";
-import { answerOf, answerProblem, requestParts, type HitlTarget, type RequestBody, type Settlement } from "./hitl.js";
+import { answerOf, answerProblem, requestParts, type HitlTarget, type RequestBody, type Settlement } from "../round/hitl.js";
 import { writeStatus } from "./task-events.js";
 import { agentMessage, taskOf, withState } from "./task-wire.js";
-import { bodyOf } from "./turn-loop.js";
+import { bodyOf } from "../round/loop.js";
 
 // Human in the loop, on the object's side: a round that waits for a human
 // parks its task here, answers and expiries settle the request (first one

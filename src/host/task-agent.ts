@@ -41,7 +41,7 @@ import type { TaskRow } from "../db/task-store.js";
 import type { HitlRow } from "../db/hitl-store.js";
 import type { TurnRow } from "../db/turn-ledger.js";
 import type { Usage } from "../db/usage-store.js";
-import type { HitlTarget, RequestBody } from "./hitl.js";
+import type { HitlTarget, RequestBody } from "../round/hitl.js";
 import { eventTypeOf, expire, park, requestIdOf } from "./parking.js";
 import type { AgentEnv, LifecycleLimits, LifecycleWords, RoundStep, TurnContext } from "./lifecycle.js";
 import { pushOf, pushPlanOf, pushTargetsOf, queueRedelivery, recordDeadLetters, redeliveryTargetsOf, settleRedelivery } from "./deliveries.js";

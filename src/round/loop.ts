@@ -19,9 +19,9 @@ import { redactSubtaskRows, renderSubtaskResults } from "../subtasks/results.js"
 import type { AnswerStream } from "./answer-stream.js";
 import { windowMessages } from "./conversation.js";
 import { ASK_USER_TOOL, askUserTool, pendingTarget, requestBody, resolution, type HitlTarget, type RequestBody, type Settlement } from "./hitl.js";
-import { exposeTools } from "./tool-exposure.js";
-import { schemasOnce } from "./tool-schemas.js";
-import { journaled } from "./tool-journaling.js";
+import { exposeTools } from "./tools/exposure.js";
+import { schemasOnce } from "./tools/schemas.js";
+import { journaled } from "./tools/journaling.js";
 import { userContent } from "./user-content.js";
 
 export interface RoundInput {
