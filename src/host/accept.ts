@@ -8,7 +8,8 @@ import { continueTask, type Continued } from "./multi-turn.js";
 import { withConfigIds } from "./push-config-ids.js";
 import { hasConfig, putConfig } from "./push-configs.js";
 import { insertTask, isInterrupted } from "./task-events.js";
-import { shapeTask, submittedTask, taskOf } from "./task-wire.js";
+import { taskOf } from "../boundary/task-status.js";
+import { shapeTask, submittedTask } from "./task-wire.js";
 
 /** What an accept did, for its events (emitted once its writes are in). */
 export type Happened =

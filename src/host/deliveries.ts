@@ -13,7 +13,8 @@ import type {
 import type { AgentDB } from "../db/agent-db.js";
 import { pushConfigOf } from "./push-config-ids.js";
 import { stateOfEvent } from "./task-events.js";
-import { shapeTask, taskOf } from "./task-wire.js";
+import { taskOf } from "../boundary/task-status.js";
+import { shapeTask } from "./task-wire.js";
 
 // What the caller's object knows of its tasks' pushes (docs/protocol.md
 // "Events, streams and pushes"): which event goes where, what a push sends,

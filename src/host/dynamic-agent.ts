@@ -2,16 +2,16 @@ import { resolveConfig, type AgentConfig, type AgentConfigInput } from "../agent
 import { generateWithFallback } from "../agent/generate.js";
 import { validatePolicy, type AgentPolicy } from "../agent/policy.js";
 import type { ModelChoice } from "../agent/providers.js";
-import type { HumanAnswer, SubtaskQuestion, TaskJson } from "../boundary/index.js";
+import type { TaskJson } from "../boundary/index.js";
 import { ConfigError } from "../errors/index.js";
 import type { EventSubscriber } from "../telemetry/index.js";
 import { ensurePluginStores } from "../db/plugin-stores.js";
 import { tokensOf } from "../db/usage-store.js";
 import { AnswerStream } from "../round/answer-stream.js";
-import { humanAnswer, subtaskRequest } from "../round/hitl.js";
+import { subtaskAnswers, subtaskRequest, type SubtaskAnswer, type SubtaskAsk } from "../round/hitl/index.js";
 import { addArtifact, appendArtifactChunk } from "./task-events.js";
 import { ANSWER_ARTIFACT, requestParts } from "./task-wire.js";
-import { runRound, settlementOf, targetOf, type RoundObserver } from "../round/loop.js";
+import { runRound, type RoundObserver } from "../round/loop.js";
 import type { AgentPlugin, PluginHost } from "../plugin/contract.js";
 import { createAgentRuntime, type AgentRuntime } from "../plugin/runtime.js";
 import { AgentNotStarted } from "./errors.js";
@@ -19,19 +19,6 @@ import { credentialedFetch, mcpPlugin, McpServers } from "../mcp/index.js";
 import { compactConversation } from "../round/conversation.js";
 import type { AgentEnv, LifecycleLimits, LifecycleWords, RoundStep, TurnContext } from "./lifecycle.js";
 import { TaskAgent } from "./task-agent.js";
-
-/** A subtask's question waiting for the human. */
-export interface SubtaskAsk {
-  subtaskId: string;
-  question: SubtaskQuestion;
-}
-
-/** The human's answer to a subtask's question, for its subagent. */
-export interface SubtaskAnswer {
-  subtaskId: string;
-  name: string;
-  answer: HumanAnswer;
-}
 
 /**
  * The Durable Object every agent extends. Four seams are the author's —
@@ -239,17 +226,6 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     };
   }
 
-  /** The settled answers to this round's subagent questions. */
-  #subtaskAnswers(taskId: string, round: number): SubtaskAnswer[] {
-    const answers: SubtaskAnswer[] = [];
-    for (const row of this.agentDb.hitl.ofRound(taskId, round)) {
-      const target = targetOf(row);
-      if (target.kind !== "subtask" || row.status === "open") continue;
-      answers.push({ subtaskId: target.subtaskId, name: target.name, answer: humanAnswer(target, settlementOf(row)) });
-    }
-    return answers;
-  }
-
   /** One round of the one turn loop; a round that delegated runs its subtasks, then reports progress. */
   protected override async runRound(turn: TurnContext, round: number, signal: AbortSignal): Promise<RoundStep> {
     const taskId = turn.task.id;
@@ -297,7 +273,7 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     }
     if (result.kind === "answer") return { kind: "done", outcome: { state: result.state, text: result.text } };
     if (result.kind === "ask" || result.kind === "canceled") return result;
-    const asked = await this.runRoundSubtasks(taskId, round, signal, this.#subtaskAnswers(taskId, round));
+    const asked = await this.runRoundSubtasks(taskId, round, signal, subtaskAnswers(this.agentDb.hitl, taskId, round));
     if (signal.aborted) return { kind: "canceled" };
     if (asked) return { kind: "ask", ...subtaskRequest(asked.subtaskId, asked.question) };
     const rows = this.agentDb.subtasks.ofRound(taskId, round);

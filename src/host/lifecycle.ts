@@ -2,7 +2,7 @@ import type { ModelEnv } from "../agent/model-config.js";
 import type { HitlWords } from "../agent/policy.js";
 import type { TaskJson, TurnOutcome, TurnParams } from "../boundary/index.js";
 import type { AnalyticsDataset } from "../telemetry/index.js";
-import type { HitlTarget, RequestBody } from "../round/hitl.js";
+import type { HitlTarget, RequestBody } from "../round/hitl/index.js";
 
 // What the caller's object (TaskAgent) and the agent loop on top of it
 // (DynamicAgent) hand each other: the rounds go down, the words and bounds

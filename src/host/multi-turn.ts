@@ -2,9 +2,10 @@ import { invalidParams, taskNotFound, unsupportedOperation } from "../a2a/errors
 import type { BeginTask, Begun, TaskJson } from "../boundary/index.js";
 import type { AgentDB } from "../db/agent-db.js";
 import type { HitlRow } from "../db/hitl-store.js";
-import { answerOf } from "../round/hitl.js";
-import { answer } from "./parking.js";
-import { shapeTask, taskOf } from "./task-wire.js";
+import { answer, answerOf } from "../round/hitl/index.js";
+import { writeStatus } from "./task-events.js";
+import { taskOf } from "../boundary/task-status.js";
+import { shapeTask } from "./task-wire.js";
 
 /** A continuation's reply, and the request its answer settled (whose turn must be woken). */
 export type Continued = Begun & { answered?: HitlRow };
@@ -37,7 +38,8 @@ export function continueTask(db: AgentDB, input: BeginTask, now: number, fingerp
   if (row.state !== "TASK_STATE_INPUT_REQUIRED") {
     throw unsupportedOperation(`Task ${JSON.stringify(taskId)} is ${row.state} and is not waiting for input`, { taskState: row.state });
   }
-  const verdict = answer(db, task, input.message, input.caller ?? { key: "" }, now);
+  const verdict = answer(db.hitl, task, input.message, input.caller ?? { key: "" }, now);
+  if (verdict.kind === "answered") writeStatus(db, verdict.task, now);
   db.tasks.recordMessage(input.message.messageId, taskId, fingerprint);
   if (verdict.kind === "unchanged") return { task: shape(verdict.task), settledBefore: true };
   return { task: shape(verdict.task), answered: verdict.request };

@@ -41,8 +41,7 @@ import type { TaskRow } from "../db/task-store.js";
 import type { HitlRow } from "../db/hitl-store.js";
 import type { TurnRow } from "../db/turn-ledger.js";
 import type { Usage } from "../db/usage-store.js";
-import type { HitlTarget, RequestBody } from "../round/hitl.js";
-import { eventTypeOf, expire, park, requestIdOf } from "./parking.js";
+import { expire, park, requestIdOf, type HitlTarget, type RequestBody } from "../round/hitl/index.js";
 import type { AgentEnv, LifecycleLimits, LifecycleWords, RoundStep, TurnContext } from "./lifecycle.js";
 import { pushOf, pushPlanOf, pushTargetsOf, queueRedelivery, recordDeadLetters, redeliveryTargetsOf, settleRedelivery } from "./deliveries.js";
 import { messageFingerprint } from "./message-fingerprint.js";
@@ -60,7 +59,11 @@ import { taskStream } from "./task-stream.js";
 import { analyticsSink, jsonLogSink, Telemetry, type EventSink, type EventSubscriber } from "../telemetry/index.js";
 import { ObjectEvents } from "./object-events.js";
 import { decideAccept, type Happened } from "./accept.js";
-import { agentMessage, requestText, shapeTask, taskOf, terminalTask, withState } from "./task-wire.js";
+import { agentMessage, taskOf, withState } from "../boundary/task-status.js";
+import { requestText, shapeTask, terminalTask } from "./task-wire.js";
+
+/** The Workflow event that ends a wait for request `requestId`. */
+const eventTypeOf = (requestId: string) => `answer-${requestId}`;
 
 /** How long a streaming send's slot waits for the edge to open its stream. */
 const STREAM_SLOT_MS = 30_000;
@@ -693,7 +696,9 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     const requestId = await requestIdOf(task.id, target);
     const existing = this.agentDb.hitl.get(requestId);
     const expiresAt = existing?.expiresAt ?? Date.now() + this.lifecycleLimits().hitlExpiresAfterMs;
-    park(this.agentDb, task, { requestId, round, target, body, expiresAt }, this.lifecycleWords().hitl, Date.now());
+    const now = Date.now();
+    const parked = park(this.agentDb.hitl, task, { requestId, round, target, body, expiresAt }, this.lifecycleWords().hitl, now);
+    if (parked) writeStatus(this.agentDb, parked, now);
     this.#reported(task.id, Math.max(0, expiresAt - Date.now()));
     if (!existing) {
       this.agentEvents.emit(
@@ -716,9 +721,17 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
    */
   async expireRequest(payload: { requestId: string }): Promise<void> {
     if (this.#startFailure) return;
-    const expired = expire(this.agentDb, payload.requestId, this.lifecycleWords().hitl, Date.now());
+    const expired = this.#expire(payload.requestId);
     if (expired) this.agentEvents.emit("hitl.expired", expired.taskId, { requestId: expired.requestId }, ["expired", expired.requestId]);
     if (expired) await this.#wake(expired);
+  }
+
+  /** Settles a request expired, its task back to WORKING saying so; the request, or nothing when it was settled already. */
+  #expire(requestId: string): HitlRow | undefined {
+    const now = Date.now();
+    const expired = expire(this.agentDb, requestId, this.lifecycleWords().hitl, now);
+    if (expired?.task) writeStatus(this.agentDb, expired.task, now);
+    return expired?.request;
   }
 
   /** Tells a parked turn's Workflow that its wait is over; an outage is retried by the reconciler. */
@@ -807,8 +820,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     let request = this.agentDb.hitl.get(requestId);
     // The Workflow's own backstop: past its expiry and still open, it expires now.
     if (request?.status === "open" && Date.now() >= request.expiresAt) {
-      if (expire(this.agentDb, requestId, this.lifecycleWords().hitl, Date.now()))
-        this.agentEvents.emit("hitl.expired", taskId, { requestId }, ["expired", requestId]);
+      if (this.#expire(requestId)) this.agentEvents.emit("hitl.expired", taskId, { requestId }, ["expired", requestId]);
       request = this.agentDb.hitl.get(requestId);
     }
     this.agentDb.hitl.resumed(requestId);

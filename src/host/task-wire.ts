@@ -1,10 +1,12 @@
 import type { WithheldPart } from "../agent/policy.js";
 import { ACCEPTED_OUTPUT_MODES_KEY, acceptsMediaType, base64Bytes, partMediaType, textOf } from "../a2a/parts.js";
-import type { TaskRow, TaskWrite } from "../db/task-store.js";
+import type { TaskWrite } from "../db/task-store.js";
 import type { ArtifactJson, MessageJson, PartJson, TaskJson, TurnOutcome } from "../boundary/index.js";
+import { agentMessage, withState } from "../boundary/task-status.js";
 
-// Tasks in their wire form, built and shaped here and nowhere else: the
-// object stores the wire JSON it answers with, so a reply costs no re-encoding.
+// Tasks in their wire form, built and shaped here (a status change's message
+// and state in src/boundary/task-status.ts): the object stores the wire JSON
+// it answers with, so a reply costs no re-encoding.
 
 const at = (now: number) => new Date(now).toISOString();
 
@@ -61,16 +63,6 @@ export function partsForClient(
   });
 }
 
-/** An agent message on a task, as a status message or a history entry. */
-export function agentMessage(task: TaskJson, text: string): MessageJson {
-  return { messageId: crypto.randomUUID(), role: "ROLE_AGENT", taskId: task.id, contextId: task.contextId, parts: [{ text }] };
-}
-
-/** The task moved to `state`, with an optional status message. */
-export function withState(task: TaskJson, state: string, now: number, message?: MessageJson): TaskJson {
-  return { ...task, status: message ? { state, message, timestamp: at(now) } : { state, timestamp: at(now) } };
-}
-
 /**
  * The task as a finished turn leaves it: the reply as the status message and
  * in the history, and the turn's artifacts — by default, for a completed
@@ -116,9 +108,6 @@ export function requestText(task: TaskJson): string {
     .join("")
     .trim();
 }
-
-/** The stored row's document. */
-export const taskOf = (row: TaskRow): TaskJson => JSON.parse(row.taskJson) as TaskJson;
 
 /** What the store writes for a task. */
 export function toWrite(task: TaskJson, now: number): TaskWrite {
