@@ -2,11 +2,9 @@ import { HITL_TIMEOUT_TYPE } from "@dynamicagents/core/a2a";
 import type { AgentConfigInput, AgentPolicy } from "@dynamicagents/core/agent";
 import type { MessageJson, TaskJson, TurnOutcome } from "@dynamicagents/core/boundary";
 import { DynamicAgent, type TurnContext } from "@dynamicagents/core/host";
+import type { RoundStep } from "@dynamicagents/core/round";
 import type { Env } from "../env.js";
 import { RESUBSCRIBE_HOLD_MS, scenarioOf, type Scenario } from "./scenarios.js";
-
-/** What one round comes to, as the lifecycle takes it (the type of the seam this agent fills). */
-type RoundStep = Awaited<ReturnType<DynamicAgent<Env>["runRound"]>>;
 
 /**
  * The words the platform says for this agent: the lifecycle's, the

@@ -1,4 +1,4 @@
-import type { MessageJson, TaskJson } from "./wire-json.js";
+import type { MessageJson, PartJson, TaskJson } from "./wire-json.js";
 
 // A task's status changes in wire form, as plain functions of wire JSON: the
 // object and the loop's human in the loop both build them, and neither
@@ -16,4 +16,15 @@ export function agentMessage(task: TaskJson, text: string): MessageJson {
 export function withState(task: TaskJson, state: string, now: number, message?: MessageJson): TaskJson {
   const timestamp = new Date(now).toISOString();
   return { ...task, status: message ? { state, message, timestamp } : { state, timestamp } };
+}
+
+/** The parts of the message that opened a task (its first user message). */
+export const requestParts = (task: TaskJson): PartJson[] => task.history?.find((m) => m.role === "ROLE_USER")?.parts ?? [];
+
+/** The text of the message that opened a task: its text parts, concatenated and trimmed. */
+export function requestText(task: TaskJson): string {
+  return requestParts(task)
+    .map((p: PartJson) => p.text ?? "")
+    .join("")
+    .trim();
 }

@@ -42,7 +42,8 @@ import type { HitlRow } from "../db/hitl-store.js";
 import type { TurnRow } from "../db/turn-ledger.js";
 import type { Usage } from "../db/usage-store.js";
 import { expire, park, requestIdOf, type HitlTarget, type RequestBody } from "../round/hitl/index.js";
-import type { AgentEnv, LifecycleLimits, LifecycleWords, RoundStep, TurnContext } from "./lifecycle.js";
+import type { AgentEnv, LifecycleLimits, LifecycleWords } from "./lifecycle.js";
+import type { RoundStep, TurnContext } from "../round/deps.js";
 import { pushOf, pushPlanOf, pushTargetsOf, queueRedelivery, recordDeadLetters, redeliveryTargetsOf, settleRedelivery } from "./deliveries.js";
 import { messageFingerprint } from "./message-fingerprint.js";
 import type { Continued } from "./multi-turn.js";
@@ -59,8 +60,8 @@ import { taskStream } from "./task-stream.js";
 import { analyticsSink, jsonLogSink, Telemetry, type EventSink, type EventSubscriber } from "../telemetry/index.js";
 import { ObjectEvents } from "./object-events.js";
 import { decideAccept, type Happened } from "./accept.js";
-import { agentMessage, taskOf, withState } from "../boundary/task-status.js";
-import { requestText, shapeTask, terminalTask } from "./task-wire.js";
+import { agentMessage, requestText, taskOf, withState } from "../boundary/task-status.js";
+import { shapeTask, terminalTask } from "./task-wire.js";
 
 /** The Workflow event that ends a wait for request `requestId`. */
 const eventTypeOf = (requestId: string) => `answer-${requestId}`;

@@ -98,17 +98,6 @@ export function shapeTask(task: TaskJson, options: { historyLength?: number; inc
   return out;
 }
 
-/** The parts of the message that opened a task (its first user message). */
-export const requestParts = (task: TaskJson): PartJson[] => task.history?.find((m) => m.role === "ROLE_USER")?.parts ?? [];
-
-/** The text of the message that opened a task: its text parts, concatenated and trimmed. */
-export function requestText(task: TaskJson): string {
-  return requestParts(task)
-    .map((p: PartJson) => p.text ?? "")
-    .join("")
-    .trim();
-}
-
 /** What the store writes for a task. */
 export function toWrite(task: TaskJson, now: number): TaskWrite {
   return { id: task.id, state: task.status.state, statusAt: Date.parse(task.status.timestamp ?? "") || now, json: JSON.stringify(task) };

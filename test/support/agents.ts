@@ -4,7 +4,7 @@ import { ConfigError } from "@dynamicagents/core/errors";
 import { DynamicAgent, type AgentPlugin } from "@dynamicagents/core/host";
 import { definePlugin, defineSubtaskType, type PluginHost } from "@dynamicagents/core/plugin";
 import type { AgentEvent } from "@dynamicagents/core/telemetry";
-import { RoundAgentBase, type SubagentClass } from "@dynamicagents/core/round";
+import type { Subagents } from "@dynamicagents/core/round";
 import { RecipeSubagentBase } from "@dynamicagents/core/subagent";
 import { TurnWorkflowBase } from "@dynamicagents/core/turn";
 import type { TenantConfig } from "@dynamicagents/core/worker";
@@ -246,7 +246,7 @@ export class MarkerAgent extends DynamicAgent<Cloudflare.Env> {
   }
 }
 
-export class MarkerResearcher extends RoundAgentBase<Cloudflare.Env> {
+export class MarkerResearcher extends DynamicAgent<Cloudflare.Env> {
   protected override agentConfig(): AgentConfigInput {
     return MARKER_CONFIG;
   }
@@ -260,8 +260,8 @@ export class MarkerResearcher extends RoundAgentBase<Cloudflare.Env> {
   protected agentPolicy(): AgentPolicy {
     return markerPolicy;
   }
-  protected subagentClass(): SubagentClass<Cloudflare.Env> {
-    return MarkerSubagent;
+  protected override subagents(): Subagents<Cloudflare.Env> {
+    return { subagentClass: MarkerSubagent };
   }
   protected override turnWorkflow() {
     return required(this.env.MARKER_WORKFLOW);

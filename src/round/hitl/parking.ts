@@ -3,7 +3,7 @@ import type { HumanAnswer, SubtaskQuestion, TaskJson } from "../../boundary/inde
 import { agentMessage, withState } from "../../boundary/task-status.js";
 import type { HitlStore } from "../../db/hitl-store.js";
 import { humanAnswer, settlementOf } from "./answer.js";
-import { requestParts, targetOf, type HitlTarget, type RequestBody } from "./request.js";
+import { parkingParts, targetOf, type HitlTarget, type RequestBody } from "./request.js";
 
 // Human in the loop, parking: a round that waits for a human parks its task
 // on the request (a subagent's question parks its parent's task too), and
@@ -42,7 +42,7 @@ export function park(
     expiresAt: request.expiresAt,
   });
   if (row.status !== "open" || task.status.state === "TASK_STATE_INPUT_REQUIRED") return undefined;
-  const message = { ...agentMessage(task, ""), parts: requestParts(request.requestId, request.body, row.expiresAt, words) };
+  const message = { ...agentMessage(task, ""), parts: parkingParts(request.requestId, request.body, row.expiresAt, words) };
   const parked = withState(task, "TASK_STATE_INPUT_REQUIRED", now, message);
   parked.history = [...(task.history ?? []), message];
   return parked;

@@ -89,7 +89,7 @@ export function requestBody(target: ModelTarget, step: StepResult<ToolSet> | und
 }
 
 /** The parts of the message that parks a task: the request as data, and the agent's words saying the same. */
-export function requestParts(requestId: string, body: RequestBody, expiresAt: number, words: HitlWords): PartJson[] {
+export function parkingParts(requestId: string, body: RequestBody, expiresAt: number, words: HitlWords): PartJson[] {
   return [
     { text: words.requestText({ requestKind: body.requestKind, prompt: body.prompt, options: body.options }) },
     { data: { type: HITL_REQUEST_TYPE, requestId, ...body, expiresAt: new Date(expiresAt).toISOString() } },
