@@ -3,7 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
 import type { BeginTask, CallerObject, TurnObject } from "@dynamicagents/core/boundary";
 import { AgentDB } from "@dynamicagents/core/db";
-import { sweepOnce } from "../src/host/retention.js";
+import { sweepOnce } from "../src/host/recovery.js";
 import { describe, expect, it } from "vitest";
 import { ORIGIN, PUSH_URL } from "./support/constants.js";
 import { interceptOutbound } from "./support/outbound.js";

@@ -1,22 +1,20 @@
 import { resolveConfig, type AgentConfig, type AgentConfigInput } from "../agent/config.js";
-import { generateWithFallback } from "../agent/generate.js";
 import { validatePolicy, type AgentPolicy } from "../agent/policy.js";
 import type { ModelChoice } from "../agent/providers.js";
 import type { TaskJson } from "../boundary/index.js";
 import { ConfigError } from "../errors/index.js";
-import type { EventSubscriber } from "../telemetry/index.js";
+import type { EventCatalogue, EventSubscriber } from "../telemetry/index.js";
 import { ensurePluginStores } from "../db/plugin-stores.js";
 import type { AgentPlugin, PluginHost } from "../plugin/contract.js";
 import { createAgentRuntime, type AgentRuntime } from "../plugin/runtime.js";
-import { credentialedFetch, mcpPlugin, McpServers } from "../mcp/index.js";
-import { compactConversation } from "../round/conversation.js";
+import { mcpServersPlugin } from "../mcp/index.js";
+import { compactAfterTurn, summarizeWith } from "../round/conversation.js";
 import type { LoopDeps, RoundStep, TurnContext } from "../round/deps.js";
 import { SubtaskRunner, type Subagents } from "../round/subtasks.js";
 import { runTurn } from "../round/turn.js";
 import { AgentNotStarted } from "./errors.js";
 import type { AgentEnv, LifecycleLimits, LifecycleWords } from "./lifecycle.js";
-import { addArtifact, appendArtifactChunk } from "./task-events.js";
-import { ANSWER_ARTIFACT } from "./task-wire.js";
+import { appendArtifactChunk } from "./task-events.js";
 import { TaskAgent } from "./task-agent.js";
 
 /**
@@ -93,7 +91,12 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
   protected override async prepareAgent(): Promise<void> {
     const config = resolveConfig(this.agentConfig());
     const plugins = this.agentPlugins({ env: this.env, config, storage: this.ctx.storage });
-    if (config.mcp.servers.length) plugins.push(this.#mcpPlugin(config));
+    if (config.mcp.servers.length) {
+      // The servers' state changes are events; `unavailable` is read per turn: the policy is validated after the plugins are.
+      const report = (event: EventCatalogue["mcp.server"]) => this.agentEvents.emit("mcp.server", undefined, event, ["mcp", event.server, crypto.randomUUID()]);
+      const unavailable = (servers: string[]) => this.policy.tools?.mcpUnavailable?.(servers) ?? "";
+      plugins.push(mcpServersPlugin(this.mcp, { config: config.mcp, env: this.env, report, unavailable }));
+    }
     const runtime = createAgentRuntime({ plugins, env: this.env, config });
     const delegates = runtime.subtaskTypes.size > 0;
     const subagents = this.subagents();
@@ -140,22 +143,6 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     await this.#subtasks?.deleted(subtaskIds);
   }
 
-  /** The config's MCP servers as a plugin, reached through this object's MCP client; each server's state changes are events. */
-  #mcpPlugin(config: AgentConfig): AgentPlugin {
-    const env = new Map<string, unknown>(Object.entries(this.env));
-    const connections = new McpServers(this.mcp, {
-      config: config.mcp,
-      fetch: (server) => credentialedFetch(server, { allowlist: config.mcp.allowlist, env }),
-      report: (event) => this.agentEvents.emit("mcp.server", undefined, event, ["mcp", event.server, crypto.randomUUID()]),
-    });
-    return mcpPlugin({
-      servers: config.mcp.servers,
-      connections,
-      // Read per turn: the policy is validated after the plugins are.
-      unavailable: (servers) => this.policy.tools?.mcpUnavailable?.(servers) ?? "",
-    });
-  }
-
   /** The plugins that subscribe hear every event of this object. */
   protected override eventSubscribers(): EventSubscriber[] {
     return this.runtime.plugins.flatMap((plugin) => (plugin.onEvent ? [plugin.onEvent] : []));
@@ -171,10 +158,6 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     return this.config.telemetry.messageText;
   }
 
-  protected override tokensPerCallerPerDay(): number | undefined {
-    return this.config.limits.tokensPerCallerPerDay;
-  }
-
   protected override lifecycleWords(): LifecycleWords {
     const { abandoned, unfinished, canceled } = this.policy.messages;
     return { abandoned, unfinished, canceled, hitl: this.policy.hitl };
@@ -187,6 +170,7 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
       maxPendingQuestions: limits.maxPendingQuestions,
       maxPendingDeliveries: limits.maxPendingDeliveries,
       maxOpenStreams: limits.maxOpenStreams,
+      tokensPerCallerPerDay: limits.tokensPerCallerPerDay,
       retention,
       hitlExpiresAfterMs: hitl.expiresAfterMinutes * 60_000,
     };
@@ -199,42 +183,12 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
 
   /** After a turn ends, its conversation is compacted if it grew past the threshold (in the background, one at a time). */
   protected override afterTurn(task: TaskJson): void {
-    const conversationId = this.conversationOf(task);
-    const runtime = this.runtime;
-    const started = Date.now();
-    this.ctx.waitUntil(
-      compactConversation({
-        store: this.agentDb.conversations,
-        conversationId,
-        history: this.config.history,
-        instructions: this.policy.messages.summarize,
-        summarize: (instructions, transcript) => this.summarize(instructions, transcript),
-        onDisplaced: (messages) => runtime.onMessagesDisplaced(messages),
-      })
-        .then((folded) => {
-          if (folded > 0) {
-            this.agentEvents.emit("conversation.compacted", undefined, { folded, durationMs: Date.now() - started }, [conversationId, crypto.randomUUID()], {
-              contextId: task.contextId,
-            });
-          }
-        })
-        .catch((error: unknown) => console.error(`compaction of conversation ${conversationId} failed; it is tried again after the next turn`, error)),
-    );
+    this.ctx.waitUntil(compactAfterTurn(this.#loopDeps(), task, (instructions, transcript) => this.summarize(instructions, transcript)));
   }
 
-  /** The model call a compaction summarizes with, under the agent's own instructions. */
-  protected async summarize(instructions: string, transcript: string): Promise<string> {
-    const result = await generateWithFallback({
-      env: this.env,
-      config: this.config.model,
-      instructions,
-      messages: [{ role: "user", content: transcript }],
-      models: this.modelChoices(),
-    });
-    // A summary costs the caller like a turn does (no task: today's total only).
-    if (result.ok) this.agentDb.usage.record(undefined, { inputTokens: result.inputTokens, outputTokens: result.outputTokens, modelCalls: 1 });
-    // An empty summary leaves history as it is: compaction is skipped, not wrong.
-    return result.ok ? result.text : "";
+  /** The model call a compaction summarizes with, under the agent's own instructions, billed to the caller's day. */
+  protected summarize(instructions: string, transcript: string): Promise<string> {
+    return summarizeWith(this.#loopDeps(), instructions, transcript);
   }
 
   /** One round of the one turn loop (src/round/turn.ts), over this object's stores, events and streams. */
@@ -256,8 +210,7 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
       events: this.agentEvents,
       secrets: this.eventSecrets(),
       conversationOf: (task) => this.conversationOf(task),
-      addArtifact: (task, artifact) => addArtifact(this.agentDb, task, artifact, { maxBytes: config.parts.maxArtifactBytes, withheld: policy.parts.withheld }),
-      writeAnswer: (task, chunk) => appendArtifactChunk(this.agentDb, task, { artifactId: ANSWER_ARTIFACT, name: ANSWER_ARTIFACT, parts: chunk.parts }, chunk),
+      appendArtifact: (task, artifact, chunk) => appendArtifactChunk(this.agentDb, task, artifact, chunk),
       streamFollows: (taskId) => this.streamFollows(taskId),
       ...(this.#subtasks ? { subtasks: this.#subtasks } : {}),
     };

@@ -2,12 +2,10 @@ import type { AgentConfig } from "../agent/config.js";
 import type { ModelEnv } from "../agent/model-config.js";
 import type { AgentPolicy } from "../agent/policy.js";
 import type { ModelChoice } from "../agent/providers.js";
-import type { TaskJson, TurnOutcome } from "../boundary/index.js";
+import type { ArtifactJson, TaskJson, TurnOutcome } from "../boundary/index.js";
 import type { AgentDB } from "../db/agent-db.js";
-import type { NewArtifact } from "../plugin/contract.js";
 import type { AgentRuntime } from "../plugin/runtime.js";
 import type { EventCatalogue, EventName, PluginEventData } from "../telemetry/index.js";
-import type { AnswerChunk } from "./answer-stream.js";
 import type { HitlTarget, RequestBody, SubtaskAnswer, SubtaskAsk } from "./hitl/index.js";
 
 // What the loop is handed and what it hands back: it knows nothing of the
@@ -53,8 +51,8 @@ export interface RoundSubtasks {
 
 /** Everything a round needs, handed in by whoever runs it. */
 export interface LoopDeps {
-  /** The stores a round reads and writes: the conversation, the tool journal, requests to a human, rounds and subtasks, usage. */
-  db: Pick<AgentDB, "conversations" | "toolCalls" | "hitl" | "subtasks" | "usage">;
+  /** The stores a round reads and writes: the conversation, the tool journal, requests to a human, rounds and subtasks, usage, the task and its events. */
+  db: Pick<AgentDB, "conversations" | "toolCalls" | "hitl" | "subtasks" | "usage" | "tasks" | "events">;
   config: AgentConfig;
   policy: AgentPolicy;
   runtime: AgentRuntime;
@@ -67,10 +65,8 @@ export interface LoopDeps {
   secrets: readonly (string | undefined)[];
   /** Which conversation a task belongs to. */
   conversationOf(task: TaskJson): string;
-  /** How the round's tools add an artifact to the task (`ToolContext.addArtifact`). */
-  addArtifact(task: TaskJson, artifact: NewArtifact): { artifactId: string };
-  /** One chunk of the answer as the model writes it. */
-  writeAnswer(task: TaskJson, chunk: AnswerChunk): void;
+  /** Writes one chunk of an artifact as an event of the task (the answer as it is written, a tool's artifact whole). */
+  appendArtifact(task: Pick<TaskJson, "id" | "contextId">, artifact: ArtifactJson, chunk: { append: boolean; lastChunk: boolean }): void;
   /** Whether someone reads the task's answer as it is written (a stream): the model then streams it. */
   streamFollows(taskId: string): boolean;
   /** Runs delegated subtasks; absent, the agent delegates nothing (the delegate tool is never offered). */

@@ -1,6 +1,7 @@
 import { requestParts } from "../boundary/task-status.js";
 import { tokensOf } from "../db/usage-store.js";
 import { AnswerStream } from "./answer-stream.js";
+import { ANSWER_ARTIFACT, addArtifact } from "./artifacts.js";
 import type { LoopDeps, RoundStep, TurnContext } from "./deps.js";
 import { subtaskAnswers, subtaskRequest } from "./hitl/index.js";
 import { runRound, type RoundObserver } from "./loop.js";
@@ -24,7 +25,8 @@ export async function runTurn(deps: LoopDeps, turn: TurnContext, round: number, 
     round,
     text: turn.text,
     parts: requestParts(turn.task),
-    addArtifact: (artifact) => deps.addArtifact(turn.task, artifact),
+    addArtifact: (artifact) =>
+      addArtifact({ db, maxBytes: config.parts.maxArtifactBytes, withheld: policy.parts.withheld, append: deps.appendArtifact }, turn.task, artifact),
     origin: turn.origin,
     soul: deps.soul,
     config,
@@ -39,7 +41,7 @@ export async function runTurn(deps: LoopDeps, turn: TurnContext, round: number, 
     models: deps.models,
     signal,
     answer: new AnswerStream(
-      (chunk) => deps.writeAnswer(turn.task, chunk),
+      (chunk) => deps.appendArtifact(turn.task, { artifactId: ANSWER_ARTIFACT, name: ANSWER_ARTIFACT, parts: chunk.parts }, chunk),
       () => deps.streamFollows(taskId),
     ),
     observer: observerOf(deps, taskId, round, about),
