@@ -2,7 +2,6 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { TERMINAL_STATE_NAMES, USAGE_KEY } from "@dynamicagents/core/a2a";
 import { validatePolicy } from "@dynamicagents/core/agent";
-import type { TurnObject } from "@dynamicagents/core/boundary";
 import { AgentDB, type SubtaskRow } from "@dynamicagents/core/db";
 import { createDelegateTool } from "@dynamicagents/core/subtasks";
 import { chatCompletionBody } from "@dynamicagents/core/testing";
@@ -14,7 +13,7 @@ import { callerObjectName } from "@dynamicagents/core/worker";
 import { GATEKEEPER, ORIGIN } from "./support/constants.js";
 import { chatCompletion, chatToolCall, chatToolCalls, eventually, type ModelCall } from "./support/outbound.js";
 import { useTurnHarness } from "./support/turn-harness.js";
-import { openTurnOf } from "./support/turns.js";
+import { driven, openTurnOf, type DrivenObject } from "./support/turns.js";
 import { call, sendParams } from "./support/rpc.js";
 
 const PAGE = (n: number) => `https://developers.cloudflare.com/page-${n}`;
@@ -218,7 +217,7 @@ describe("durable subtasks", () => {
     const caller = newCaller();
     const task = (await call("SendMessage", sendParams(text), { mint: caller })).body.result.task;
     const stub = researcher(caller.identity.key);
-    const agent: TurnObject = stub;
+    const agent: DrivenObject = driven(stub);
     expect(await agent.turnStarted(task.id, ORIGIN)).toEqual({ ok: true, value: { proceed: true, state: "TASK_STATE_WORKING" } });
     return { caller, task, agent, instanceId: await openTurnOf(stub, task.id) };
   }

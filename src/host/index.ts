@@ -1,5 +1,5 @@
 export { DynamicAgent } from "./dynamic-agent.js";
-export { AgentNotStarted, SelfOriginUnknown } from "./errors.js";
+export { AgentNotStarted, SelfOriginUnknown, type HostErrorCode } from "./errors.js";
 export { DEFAULT_RECOVERY_POLICY, type RecoveryPolicy } from "./recovery-policy.js";
 export type { AgentEnv } from "./lifecycle.js";
 export type { TurnContext } from "../round/deps.js";

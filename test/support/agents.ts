@@ -20,6 +20,13 @@ function required<T>(binding: T | undefined): T {
   return binding;
 }
 
+// The specs' own start-up check (BrokenAgent) names a code of its own, as a deployment's may.
+declare module "@dynamicagents/core/errors" {
+  interface ConfigErrorCodes {
+    ERR_SPEC_NOT_A_KEY: true;
+  }
+}
+
 /** A marker: a word no code of ours writes. */
 export const mark = (name: string) => `⟦${name}⟧`;
 
