@@ -237,7 +237,9 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
   }
   input.answer?.end();
   const text = result.text.trim();
-  if (!text)
+  // A round that answered with nothing says the policy's sentence; one that delegated said nothing: its call and results are
+  // all it did, and the sentence would read to the model, in the next round, as its own words.
+  if (!text && recorded?.kind !== "delegate")
     store.append(conversationId, taskId, `${taskId}:${point}:empty`, { role: "assistant", content: policy.messages.emptyAnswer } satisfies ModelMessage);
   return { kind: "decided", text, recorded };
 }
