@@ -311,3 +311,14 @@ it("answers GET /a2a with 405 and no token check", async () => {
   expect(response.status).toBe(405);
   expect(response.headers.get("Allow")).toBe("POST");
 });
+
+it("serves POST /a2a/ as /a2a: clients append the slash to the interface URL", async () => {
+  const edge = isolatedEdge();
+  const reply = await send(getTask(), { edge, endpoint: `${ENDPOINT}/` });
+  // Every step ran as on /a2a (the token's audience is still <origin>/a2a), and the method answered.
+  expect(reply.status).toBe(200);
+  expect(reply.body).toMatchObject({ jsonrpc: "2.0", id: 1, error: { code: -32001 } });
+  expectTokenRefused(await send(getTask(), { edge: isolatedEdge(), endpoint: `${ENDPOINT}/`, token: "not-a-jwt" }), "bearer");
+  expect((await edge.fetch(new Request(`${ENDPOINT}/`))).status).toBe(405);
+  expect((await edge.fetch(new Request(`${ENDPOINT}//`, { method: "POST" }))).status).toBe(404);
+});

@@ -15,7 +15,7 @@ import { describe, expect, it } from "vitest";
 import { ENDPOINT, ORIGIN } from "./support/constants.js";
 import { mintToken } from "./support/gatekeeper.js";
 import { chatCompletion, eventually, holdModel } from "./support/outbound.js";
-import { call, referenceWorker } from "./support/rpc.js";
+import { call, checkedResponse, referenceWorker } from "./support/rpc.js";
 import { useTurnHarness } from "./support/turn-harness.js";
 
 // `@a2a-js/sdk` 1.3's own client, with its defaults, against the edge
@@ -54,7 +54,8 @@ async function sdkClient(): Promise<{ client: Client; seen: SeenRequest[]; card:
       version: request.headers.get("A2A-Version"),
       accept: request.headers.get("Accept"),
     });
-    return referenceWorker(request);
+    // What the SDK reads is exactly A2A: it would drop a stray key without a word.
+    return checkedResponse(body.method, await referenceWorker(request));
   };
   // The SDK's service parameters travel as HTTP headers; this adds the one the edge needs.
   const bearer: CallInterceptor = {

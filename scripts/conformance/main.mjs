@@ -13,7 +13,8 @@ const USAGE = `Usage: npm run conformance-proxy [-- options]
 Serves the deployment's "${CONFORMANCE_TENANT}" tenant to the public A2A
 conformance suite on 127.0.0.1, playing the gatekeeper the suite is not:
 a token per call, params.tenant, a unique messageId per send (prefix kept),
-a push config pointing back here. See docs/conformance.md.
+a push config pointing back here, and the suite's own push receivers relayed
+through here. See docs/conformance.md.
 
 The deployment must run with CONFORMANCE=1 and list this proxy's origin
 (http://127.0.0.1:PORT, exactly) in GATEKEEPER_ORIGINS.
@@ -71,7 +72,7 @@ process.stdout.write(
     `conformance proxy  ${proxy.origin}  →  ${proxy.endpoint} (tenant ${CONFORMANCE_TENANT})`,
     `  card             ${proxy.origin}/.well-known/agent-card.json (re-signed, key ${proxy.kid})`,
     `  gatekeeper JWKS  ${proxy.jwksUrl}: the deployment's GATEKEEPER_ORIGINS must list ${proxy.origin}`,
-    `  pushes           ${proxy.pushUrl}`,
+    `  pushes           ${proxy.pushUrl} (the suite's own push URLs: relayed through ${proxy.origin}/a2a/relay/…)`,
     `  caller           ${proxy.identity.key}`,
     `run the suite:     ./run_tck.py --sut-host ${proxy.origin} --transport jsonrpc`,
     "",

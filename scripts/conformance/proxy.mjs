@@ -10,10 +10,15 @@
 //     tenant claim `conformance` and one identity for the run;
 //   - it serves the conformance tenant's card at its own well-known URL, its
 //     interface pointing at itself, re-signed with its own key;
-//   - it forwards each JSON-RPC call with `params.tenant` set, every sent
-//     message's id made unique (its prefix, which picks the scenario, kept)
-//     and, on a send without one, a push config pointing at itself, where it
-//     takes pushes and logs them;
+//   - it forwards each JSON-RPC call (on `/a2a` or `/a2a/`, as clients write
+//     the interface URL) with `params.tenant` set, every sent message's id
+//     made unique (its prefix, which picks the scenario, kept) and, on a send
+//     without one, a push config pointing at itself, where it takes pushes
+//     and logs them;
+//   - it moves a push URL the suite gives (its own receiver on `localhost`)
+//     onto its own origin, the token's `iss`, where the deployment may call,
+//     and relays what arrives there to that receiver as it came (a receiver
+//     off this machine only gets the push taken and logged);
 //   - it relays replies, server-sent event streams included, unchanged, and
 //     forwards a body it cannot read as a JSON-RPC request unchanged, so the
 //     edge's own refusals (-32005, -32700, -32600, -32009) reach the suite.
@@ -28,6 +33,14 @@ import { closeServer, listen, sendJson } from "../dev/http.mjs";
 
 /** Where the proxy takes pushes: the `url` of every push config it adds. */
 const NOTIFY_PATH = "/a2a/notifications";
+/** Where a push for a push URL the suite gave arrives: this, then the URL as base64url. */
+const RELAY_PATH = "/a2a/relay/";
+/** The push-config methods whose results carry a config's `url`: given back as the suite sent it. */
+const CONFIG_RESULTS = new Set(["CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs"]);
+/** Hosts the proxy relays pushes to: the suite's receiver runs on this machine; nothing goes further. */
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+/** Request headers of one hop, not relayed to the suite's receiver. */
+const HOP_REQUEST = new Set(["host", "connection", "keep-alive", "transfer-encoding", "content-length", "expect", "upgrade"]);
 /** The tenant the suite is run against (reference/tenants.ts, served with CONFORMANCE=1). */
 export const CONFORMANCE_TENANT = "conformance";
 /** A body larger than the edge takes (2 MiB) is still forwarded, for the edge to refuse; this is the proxy's own bound. */
@@ -82,7 +95,8 @@ export async function startConformanceProxy({ upstream, port = 0, log = () => {}
     if (path === JWKS_PATH && req.method === "GET") return sendJson(res, 200, { keys: [publicJwk] }, { "Cache-Control": "max-age=60" });
     if (path === CARD_PATH && req.method === "GET") return serveCard(req, res);
     if (path === NOTIFY_PATH && req.method === "POST") return takePush(req, res);
-    if (path === A2A_PATH && req.method === "POST") return forward(req, res);
+    if (path.startsWith(RELAY_PATH) && req.method === "POST") return relayPush(req, res, path.slice(RELAY_PATH.length));
+    if ((path === A2A_PATH || path === `${A2A_PATH}/`) && req.method === "POST") return forward(req, res);
     return sendJson(res, 404, { error: "not_found", error_description: `No route for ${req.method} ${path}` });
   }
 
@@ -152,26 +166,81 @@ export async function startConformanceProxy({ upstream, port = 0, log = () => {}
 
   /** A push from the deployment: taken (200) and logged; the proxy is a sink, it does not check the callback token. */
   async function takePush(req, res) {
-    const raw = await readRaw(req);
+    noted(req, await readRaw(req));
+    sendJson(res, 200, { ok: true });
+  }
+
+  /** A push from the deployment, kept in {@link pushes} and logged. */
+  function noted(req, raw, relayedTo) {
     let body;
     try {
       body = JSON.parse(raw?.toString("utf8") ?? "");
     } catch {
       body = {};
     }
-    const task = body.task ?? body.statusUpdate;
+    const task = body?.task ?? body?.statusUpdate;
     const entry = {
       at: new Date().toISOString(),
-      kind: body.task ? "task" : body.statusUpdate ? "statusUpdate" : "other",
-      taskId: body.task?.id ?? body.statusUpdate?.taskId,
+      kind: body?.task ? "task" : body?.statusUpdate ? "statusUpdate" : "other",
+      taskId: body?.task?.id ?? body?.statusUpdate?.taskId,
       state: task?.status?.state,
       seq: header(req, "x-dynamicagents-event-seq"),
       tokenMatches: header(req, "x-a2a-notification-token") === notificationToken,
+      ...(relayedTo ? { relayedTo } : {}),
     };
     pushes.push(entry);
     if (pushes.length > PUSHES_KEPT) pushes.shift();
-    log(`  push ${entry.kind} ${entry.taskId ?? "?"} ${entry.state ?? ""} (seq ${entry.seq ?? "?"})`);
-    sendJson(res, 200, { ok: true });
+    log(`  push ${entry.kind} ${entry.taskId ?? "?"} ${entry.state ?? ""} (seq ${entry.seq ?? "?"})${relayedTo ? ` → ${relayedTo}` : ""}`);
+    return entry;
+  }
+
+  /**
+   * A push for a push URL the suite gave: relayed to it, headers and body as
+   * they came, and its status answered, when it is on this machine (the
+   * suite's receiver); taken (200) when it is not, so no push leaves the machine.
+   */
+  async function relayPush(req, res, encoded) {
+    const raw = await readRaw(req);
+    const target = relayTarget(encoded);
+    if (!target) return sendJson(res, 404, { error: "not_found", error_description: "not a relay URL this proxy made" });
+    if (!LOOPBACK_HOSTS.has(new URL(target).hostname)) {
+      noted(req, raw, `${new URL(target).origin} (not relayed: off this machine)`);
+      return sendJson(res, 200, { ok: true });
+    }
+    noted(req, raw, target);
+    const headers = {};
+    for (const [name, value] of Object.entries(req.headers))
+      if (!HOP_REQUEST.has(name) && value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+    let reply;
+    try {
+      reply = await fetch(target, { method: "POST", headers, body: raw, redirect: "manual", signal: AbortSignal.timeout(10_000) });
+    } catch (error) {
+      // The receiver is gone (the suite ended): a transient failure for the deployment, which retries.
+      return sendJson(res, 502, { error: "bad_gateway", error_description: `${target}: ${error.cause?.code ?? error.message}` });
+    }
+    const body = Buffer.from(await reply.arrayBuffer());
+    res.writeHead(reply.status, { "Content-Type": reply.headers.get("content-type") ?? "text/plain", "Content-Length": body.length });
+    res.end(body);
+  }
+
+  /** The push URL a relay path stands for, or undefined when it is none the proxy made. */
+  function relayTarget(encoded) {
+    const url = Buffer.from(encoded, "base64url").toString("utf8");
+    return URL.canParse(url) && /^https?:$/.test(new URL(url).protocol) && Buffer.from(url).toString("base64url") === encoded ? url : undefined;
+  }
+
+  /** A push config with its URL on the proxy's origin (a relay path) unless it is there already. */
+  function relayed(config) {
+    if (!isObject(config) || typeof config.url !== "string" || !URL.canParse(config.url)) return config;
+    if (new URL(config.url).origin === origin) return config;
+    return { ...config, url: `${origin}${RELAY_PATH}${Buffer.from(config.url).toString("base64url")}` };
+  }
+
+  /** A config as the deployment gives it back, its URL as the suite sent it. */
+  function unrelayed(config) {
+    if (!isObject(config) || typeof config.url !== "string" || !config.url.startsWith(`${origin}${RELAY_PATH}`)) return config;
+    const target = relayTarget(config.url.slice(`${origin}${RELAY_PATH}`.length));
+    return target ? { ...config, url: target } : config;
   }
 
   /** One JSON-RPC call: rewritten if it can be read as one, else as it came; the reply relayed as it comes. */
@@ -204,6 +273,14 @@ export async function startConformanceProxy({ upstream, port = 0, log = () => {}
       if (reply?.result && typeof reply.result === "object") reply.result = await rewriteCard(reply.result);
       return sendJson(res, upstreamReply.status, reply, replyHeaders);
     }
+    if (CONFIG_RESULTS.has(rewritten?.method) && isJsonMediaType(upstreamReply.headers.get("content-type"))) {
+      // A config's URL as the suite sent it, not the relay path the deployment stored.
+      const reply = JSON.parse(await upstreamReply.text());
+      if (isObject(reply?.result)) {
+        reply.result = Array.isArray(reply.result.configs) ? { ...reply.result, configs: reply.result.configs.map(unrelayed) } : unrelayed(reply.result);
+      }
+      return sendJson(res, upstreamReply.status, reply, replyHeaders);
+    }
     res.writeHead(upstreamReply.status, replyHeaders);
     if (!upstreamReply.body) return res.end();
     try {
@@ -231,22 +308,26 @@ export async function startConformanceProxy({ upstream, port = 0, log = () => {}
     }
     if (!isObject(call) || (call.params !== undefined && !isObject(call.params))) return undefined;
     const method = typeof call.method === "string" ? call.method : undefined;
-    const params = { ...call.params, tenant: CONFORMANCE_TENANT };
+    let params = { ...call.params, tenant: CONFORMANCE_TENANT };
     let messageId;
+    // Fields are read by either proto-JSON name and left under the name they came with: the deployment reads both.
     if (method && SENDS.has(method)) {
       // A fresh id per send, its prefix (the scenario) kept: the suite sends the same id in many tests and runs,
       // and the platform treats a repeated messageId as a retry of the first send.
-      if (isObject(params.message) && typeof params.message.messageId === "string") {
-        messageId = `${params.message.messageId}-${randomUUID()}`;
-        params.message = { ...params.message, messageId };
+      const idKey = isObject(params.message) ? namesIn(params.message, "messageId", "message_id")[0] : undefined;
+      if (idKey && typeof params.message[idKey] === "string") {
+        messageId = `${params.message[idKey]}-${randomUUID()}`;
+        params.message = { ...params.message, [idKey]: messageId };
       }
       if (params.configuration === undefined || isObject(params.configuration)) {
         const configuration = params.configuration ?? {};
-        if (configuration.taskPushNotificationConfig === undefined) {
-          params.configuration = { ...configuration, taskPushNotificationConfig: { url: pushUrl, token: notificationToken } };
-        }
+        const given = namesIn(configuration, "taskPushNotificationConfig", "task_push_notification_config");
+        params.configuration = given.length
+          ? { ...configuration, ...Object.fromEntries(given.map((name) => [name, relayed(configuration[name])])) }
+          : { ...configuration, taskPushNotificationConfig: { url: pushUrl, token: notificationToken } };
       }
     }
+    if (method === "CreateTaskPushNotificationConfig") params = relayed(params);
     return { method, messageId, body: JSON.stringify({ ...call, params }) };
   }
 
@@ -278,6 +359,9 @@ function notModified(req, etag, lastModified) {
 }
 
 const isObject = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** The names a field is given under in `object`: its JSON name, its proto name, both (which the deployment refuses) or none. */
+const namesIn = (object, ...names) => names.filter((name) => Object.hasOwn(object, name));
 
 /** A request header as one string (Node joins repeated ones), or undefined. */
 function header(req, name) {

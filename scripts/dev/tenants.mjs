@@ -185,12 +185,17 @@ async function bundleRegistry(esbuild, { root, file, shown, outfile }) {
       // As wrangler resolves for workerd.
       conditions: ["workerd", "worker", "browser"],
       mainFields: ["browser", "module", "main"],
-      alias: Object.fromEntries(Object.entries(alias).map(([name, target]) => [name, String(target).startsWith(".") ? resolve(root, String(target)) : target])),
+      // esbuild's `alias` takes package names only; a relative key goes to relativeAliases.
+      alias: Object.fromEntries(
+        Object.entries(alias)
+          .filter(([name]) => !name.startsWith("."))
+          .map(([name, target]) => [name, String(target).startsWith(".") ? resolve(root, String(target)) : target]),
+      ),
       // wrangler's default rules, and what wrangler.jsonc's `rules` add (Text and Data only).
       loader: { ".sql": "text", ".txt": "text", ".html": "text", ".bin": "binary", ".wasm": "binary", ...ruleLoaders(config) },
       // Node's own modules stay imports; the Worker's nodejs_compat gives it the same ones.
       external: ["node:*"],
-      plugins: [cloudflareStubs()],
+      plugins: [cloudflareStubs(), relativeAliases(alias, root)],
       logLevel: "silent",
       // Node runs ES modules whose CommonJS parts still call require.
       banner: { js: `import { createRequire as __daCreateRequire } from "node:module"; const require = __daCreateRequire(import.meta.url);` },
@@ -233,6 +238,29 @@ function cloudflareStubs() {
           'module.exports = new Proxy({}, { get: (cache, name) => name === "__esModule" || name === "then" ? undefined : (cache[name] ??= class {}) });',
         loader: "js",
       }));
+    },
+  };
+}
+
+/**
+ * wrangler.jsonc `alias` keys that are relative specifiers (`../locales/index.js`,
+ * reference/bundle-stubs/zod-locales.js): wrangler matches every key against an
+ * import's specifier exactly, whoever imports it, and resolves the target from the root.
+ * @param {Record<string, unknown>} alias
+ * @param {string} root
+ */
+function relativeAliases(alias, root) {
+  const relative = new Map(Object.entries(alias).filter(([name]) => name.startsWith(".")));
+  return {
+    name: "relative-aliases",
+    /** @param {import("esbuild").PluginBuild} build */
+    setup(build) {
+      build.onResolve({ filter: /^\./ }, async (args) => {
+        const target = relative.get(args.path);
+        if (target === undefined) return undefined;
+        const resolved = await build.resolve(String(target), { resolveDir: root, kind: args.kind });
+        return { path: resolved.path, namespace: resolved.namespace, external: resolved.external, errors: resolved.errors };
+      });
     },
   };
 }

@@ -1,4 +1,4 @@
-import { quotaExceeded, taskNotFound, unsupportedOperation } from "../a2a/errors.js";
+import { invalidParams, quotaExceeded, taskNotFound, unsupportedOperation } from "../a2a/errors.js";
 import { accepted, eventLine, refused, settle } from "../boundary/index.js";
 import type { EventLines, StreamEventJson, StreamQuery, TaskJson, TaskQuery, Verdict } from "../boundary/index.js";
 import type { TaskEventRow } from "../db/task-event-log.js";
@@ -42,6 +42,11 @@ export class Streams {
           { taskState: row.state },
         );
       }
+      // Stream ids never go down (docs/protocol.md "Stream ids"): after Last-Event-ID n the snapshot is n, the replay above it.
+      const latest = db.events.lastSeq(query.taskId);
+      if (query.afterSeq !== undefined && query.afterSeq > latest) {
+        throw invalidParams(`Last-Event-ID ${query.afterSeq} is past task ${JSON.stringify(query.taskId)}'s latest event (${latest})`);
+      }
       if (!(query.slot && hub.takeSlot(query.slot))) this.assertRoom();
       const task = shapeTask(taskOf(row), { historyLength: query.historyLength, includeArtifacts: true });
       // A task still being written shows the answer so far.
@@ -50,7 +55,7 @@ export class Streams {
         if (written.length) task.artifacts = [...(task.artifacts ?? []), ...written];
       }
       const replay = query.afterSeq === undefined ? [] : db.events.after(query.taskId, query.afterSeq);
-      const snapshot = { seq: db.events.lastSeq(query.taskId), event: { task } };
+      const snapshot = { seq: query.afterSeq ?? latest, event: { task } };
       return taskStream({ hub, taskId: query.taskId, snapshot, replay, endAfterReplay: terminal });
     });
   }

@@ -46,7 +46,8 @@ export function appendArtifactChunk(
   artifact: ArtifactJson,
   chunk: { append: boolean; lastChunk: boolean },
 ): void {
-  const artifactUpdate: ArtifactUpdateJson = { taskId: task.id, contextId: task.contextId, artifact, ...chunk };
+  // Only the two flags: a caller's chunk object may carry more (its parts), which must not reach the wire.
+  const artifactUpdate: ArtifactUpdateJson = { taskId: task.id, contextId: task.contextId, artifact, append: chunk.append, lastChunk: chunk.lastChunk };
   db.appendEvent(task.id, { kind: "artifact", json: JSON.stringify({ artifactUpdate } satisfies StreamEventJson) });
 }
 

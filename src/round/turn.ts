@@ -41,7 +41,7 @@ export async function runTurn(deps: LoopDeps, turn: TurnContext, round: number, 
     models: deps.models,
     signal,
     answer: new AnswerStream(
-      (chunk) => deps.appendArtifact(turn.task, { artifactId: ANSWER_ARTIFACT, name: ANSWER_ARTIFACT, parts: chunk.parts }, chunk),
+      ({ parts, append, lastChunk }) => deps.appendArtifact(turn.task, { artifactId: ANSWER_ARTIFACT, name: ANSWER_ARTIFACT, parts }, { append, lastChunk }),
       () => deps.streamFollows(taskId),
     ),
     observer: observerOf(deps, taskId, round, about),

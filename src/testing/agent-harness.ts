@@ -3,6 +3,7 @@ import { makeGatekeeperToken } from "./gatekeeper-token.js";
 import { interceptGatekeeper, type GatekeeperIntercept, type InterceptOptions } from "./intercept-gatekeeper.js";
 import type { ScriptedChatModel } from "./scripted-model.js";
 import { rpcCall } from "./rpc-client.js";
+import { assertResultShape } from "./wire-round-trip.js";
 
 /** What the harness hands a Worker as its context: background work is let go, as a gatekeeper would. */
 type HarnessContext = Pick<ExecutionContext, "waitUntil" | "passThroughOnException">;
@@ -65,6 +66,8 @@ export function createAgentHarness(options: AgentHarnessOptions): AgentHarness {
     });
     const answer = await rpcCall(endpoint, method, params, { token, tenant: options.tenant, id: ++ids, fetch: toWorker });
     if (answer.json === undefined) throw new Error(`${method}: HTTP ${answer.status}, not JSON-RPC: ${answer.text.slice(0, 300)}`);
+    // A result that is not exactly its A2A type fails here, naming the stray key.
+    if (answer.reply?.result !== undefined) assertResultShape(method, answer.reply.result);
     return answer.json as Awaited<ReturnType<AgentHarness["call"]>>;
   };
 

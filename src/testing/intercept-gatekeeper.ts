@@ -1,5 +1,7 @@
+import { StreamResponse } from "@a2a-js/sdk";
 import type { JWK } from "jose";
 import { vi } from "vitest";
+import { WireShapeError, wireShapeProblems } from "./wire-round-trip.js";
 
 export interface CapturedPush {
   url: string;
@@ -17,6 +19,7 @@ export interface GatekeeperIntercept extends Disposable {
   jwks: JWK[];
   /** Resolves with the task once a push announces it in a terminal state. */
   terminal(taskId: string, options?: { timeoutMs?: number }): Promise<any>;
+  /** Stops intercepting; throws a `WireShapeError` if any push taken was not exactly an A2A `StreamResponse`. */
   restore(): void;
 }
 
@@ -58,11 +61,17 @@ export function interceptGatekeeper(options: InterceptOptions): GatekeeperInterc
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },
-    restore: () => spy.mockRestore(),
-    [Symbol.dispose]: () => spy.mockRestore(),
+    restore,
+    [Symbol.dispose]: restore,
   };
+  /** Every push body that is not exactly a StreamResponse (src/testing/wire-round-trip.ts), reported when the intercept ends. */
+  const misshapen: string[] = [];
+  function restore() {
+    spy.mockRestore();
+    if (misshapen.length) throw new WireShapeError(`pushes that are not exactly an A2A 1.0 StreamResponse: ${misshapen.splice(0).join(" | ")}`);
+  }
   const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const request = new Request(input as RequestInfo, init);
+    const request = new Request(input, init);
     // Plain records: a Request belongs to the Durable Object that made it and
     // cannot be read from the spec while that object is still busy.
     intercept.requests.push({ method: request.method, url: request.url });
@@ -83,7 +92,10 @@ export function interceptGatekeeper(options: InterceptOptions): GatekeeperInterc
     return original(request);
   });
   async function capture(request: Request) {
-    intercept.pushes.push({ url: request.url, headers: new Headers(request.headers), body: (await request.json()) as CapturedPush["body"] });
+    const body = (await request.json()) as CapturedPush["body"];
+    const problems = wireShapeProblems(StreamResponse, body);
+    if (problems.length) misshapen.push(`${request.url}: ${problems.join("; ")}`);
+    intercept.pushes.push({ url: request.url, headers: new Headers(request.headers), body });
   }
   return intercept;
 }

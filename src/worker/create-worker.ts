@@ -1,4 +1,5 @@
-import { Hono } from "hono";
+// The PatternRouter preset: a few fixed paths need no faster router, and it is the smallest (scripts/check/bundle-size.mjs).
+import { Hono } from "hono/tiny";
 import { etag } from "hono/etag";
 import { agentStartFailed } from "../a2a/errors.js";
 import { GatekeeperJwks } from "../a2a/gatekeeper-jwks.js";
@@ -84,7 +85,9 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
   });
 
   // One registration per step, in order: hono runs them as one chain, and a
-  // step that throws ends it (onError answers).
+  // step that throws ends it (onError answers). Each path also matches itself
+  // with a trailing slash (hono/tiny's PatternRouter): `/a2a/` is `/a2a`, as
+  // clients append the slash to the interface URL (docs/protocol.md "Wire").
   app.post(A2A_PATH, tokenStep<Env>({ jwks, now: options.now }));
   app.post(A2A_PATH, contentTypeStep<Env>());
   app.post(A2A_PATH, bodyLimitStep(options.maxBodyBytes ?? DEFAULT_MAX_BODY));

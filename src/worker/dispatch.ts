@@ -2,6 +2,7 @@ import { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { ErrorCode, RpcError, contentTypeNotSupported } from "../a2a/errors.js";
 import { assertContentWithinLimit } from "../a2a/limits.js";
 import { acceptsMediaType, partMediaType } from "../a2a/parts.js";
+import { readProtoNames, type MessageName } from "../a2a/proto-names.js";
 import { validateCallerPushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
 import { HITL_RESPONSE_TYPE } from "../a2a/wire.js";
@@ -184,25 +185,27 @@ const deletePushConfig: Method = async (params, ctx) => {
   return unwrap(await ctx.agent().deletePushConfig(p.taskId, p.id));
 };
 
-const METHODS: Record<string, Method> = {
-  SendMessage: sendMessage,
-  GetTask: getTask,
-  ListTasks: listTasks,
-  CancelTask: cancelTask,
-  GetExtendedAgentCard: getExtendedAgentCard,
-  CreateTaskPushNotificationConfig: createPushConfig,
-  GetTaskPushNotificationConfig: getPushConfig,
-  ListTaskPushNotificationConfigs: listPushConfigs,
-  DeleteTaskPushNotificationConfig: deletePushConfig,
-  SendStreamingMessage: sendStreamingMessage,
-  SubscribeToTask: subscribeToTask,
+/** Each method and the a2a.proto message its params are (read by either name of each field). */
+const METHODS: Record<string, [Method, MessageName]> = {
+  SendMessage: [sendMessage, "SendMessageRequest"],
+  GetTask: [getTask, "GetTaskRequest"],
+  ListTasks: [listTasks, "ListTasksRequest"],
+  CancelTask: [cancelTask, "CancelTaskRequest"],
+  GetExtendedAgentCard: [getExtendedAgentCard, "GetExtendedAgentCardRequest"],
+  CreateTaskPushNotificationConfig: [createPushConfig, "TaskPushNotificationConfig"],
+  GetTaskPushNotificationConfig: [getPushConfig, "GetTaskPushNotificationConfigRequest"],
+  ListTaskPushNotificationConfigs: [listPushConfigs, "ListTaskPushNotificationConfigsRequest"],
+  DeleteTaskPushNotificationConfig: [deletePushConfig, "DeleteTaskPushNotificationConfigRequest"],
+  SendStreamingMessage: [sendStreamingMessage, "SendMessageRequest"],
+  SubscribeToTask: [subscribeToTask, "SubscribeToTaskRequest"],
 };
 
 /** Whether `name` is one of the methods served here. */
 export const isMethod = (name: string): boolean => Object.hasOwn(METHODS, name);
 
 export async function dispatch(method: string, params: Record<string, unknown>, ctx: CallContext): Promise<unknown> {
-  const run = isMethod(method) ? METHODS[method] : undefined;
-  if (!run) throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
-  return run(params, ctx);
+  const entry = isMethod(method) ? METHODS[method] : undefined;
+  if (!entry) throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
+  const [run, request] = entry;
+  return run(readProtoNames(params, request), ctx);
 }

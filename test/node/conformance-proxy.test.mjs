@@ -97,6 +97,9 @@ afterEach(async () => {
   await upstream.close();
 });
 
+/** Where the proxy takes the pushes for a push URL the suite gave. */
+const relayUrl = (url) => `${proxy.origin}/a2a/relay/${Buffer.from(url).toString("base64url")}`;
+
 /** A response's JSON body, untyped, for the assertions. */
 const json = async (response) => /** @type {any} */ (await response.json());
 
@@ -135,18 +138,48 @@ describe("what the proxy adds", () => {
     expect(upstream.lastCall()).toMatchObject({ id: 2, method: "ListTasks", params: { tenant: CONFORMANCE_TENANT } });
   });
 
-  it("a push config pointing at the proxy on a send without one; one the suite gave is kept", async () => {
+  it("a push config pointing at the proxy on a send without one; one the suite gave is kept, on a relay path of the proxy", async () => {
     await send("tck-complete-task-1", { configuration: { returnImmediately: false } });
     expect(upstream.lastCall().params.configuration).toEqual({
       returnImmediately: false,
       taskPushNotificationConfig: { url: proxy.pushUrl, token: proxy.notificationToken },
     });
-    const own = { url: "https://hooks.example/a2a", token: "theirs" };
+    const own = { url: "http://localhost:4567/webhook", token: "theirs", authentication: { scheme: "Bearer", credentials: "c" } };
     await send("tck-complete-task-2", { configuration: { taskPushNotificationConfig: own } });
-    expect(upstream.lastCall().params.configuration.taskPushNotificationConfig).toEqual(own);
+    expect(upstream.lastCall().params.configuration.taskPushNotificationConfig).toEqual({ ...own, url: relayUrl(own.url) });
+    // Under its proto name it is one too (the deployment reads both), and keeps that name.
+    await send("tck-complete-task-3", { configuration: { task_push_notification_config: own } });
+    expect(upstream.lastCall().params.configuration).toEqual({ task_push_notification_config: { ...own, url: relayUrl(own.url) } });
     // Not a send: nothing added.
     await suiteCall({ jsonrpc: "2.0", id: 3, method: "GetTask", params: { id: "t" } });
     expect(upstream.lastCall().params.configuration).toBeUndefined();
+  });
+
+  it("CreateTaskPushNotificationConfig: the URL on a relay path, and every config's URL given back as the suite sent it", async () => {
+    const url = "https://example.com/tck-push-webhook";
+    upstream.answerWith(async (call, res) => {
+      const config = { id: "p", taskId: "t", url: call.params.url ?? relayUrl(url) };
+      const result = call.method === "ListTaskPushNotificationConfigs" ? { configs: [config], nextPageToken: "" } : config;
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: call.id, result }));
+    });
+    const created = await json(await suiteCall({ jsonrpc: "2.0", id: 1, method: "CreateTaskPushNotificationConfig", params: { task_id: "t", id: "p", url } }));
+    expect(upstream.lastCall().params).toEqual({ task_id: "t", id: "p", url: relayUrl(url), tenant: CONFORMANCE_TENANT });
+    expect(created.result).toEqual({ id: "p", taskId: "t", url });
+    const got = await json(await suiteCall({ jsonrpc: "2.0", id: 2, method: "GetTaskPushNotificationConfig", params: { task_id: "t", id: "p" } }));
+    expect(got.result.url).toBe(url);
+    const listed = await json(await suiteCall({ jsonrpc: "2.0", id: 3, method: "ListTaskPushNotificationConfigs", params: { task_id: "t" } }));
+    expect(listed.result).toEqual({ configs: [{ id: "p", taskId: "t", url }], nextPageToken: "" });
+  });
+
+  it("serves the interface URL with the slash clients append", async () => {
+    const reply = await fetch(`${proxy.origin}${A2A_PATH}/`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "GetTask", params: { id: "t" } }),
+    });
+    expect(reply.status).toBe(200);
+    expect(upstream.lastCall()).toMatchObject({ id: 7, method: "GetTask", params: { id: "t", tenant: CONFORMANCE_TENANT } });
   });
 
   it("every send gets a message id of its own, the prefix that picks the scenario kept", async () => {
@@ -158,6 +191,16 @@ describe("what the proxy adds", () => {
       method: "SendStreamingMessage",
       params: { message: { messageId: "tck-stream-001-abc", role: "ROLE_USER", parts: [{ text: "s" }] } },
     });
+    await suiteCall({
+      jsonrpc: "2.0",
+      id: 10,
+      method: "SendMessage",
+      params: { message: { message_id: "tck-complete-task-abc", role: "ROLE_USER", parts: [{ text: "s" }] } },
+    });
+    // Under its proto name too, which it keeps.
+    expect(upstream.lastCall().params.message.message_id).toMatch(/^tck-complete-task-abc-[0-9a-f-]{36}$/);
+    expect(upstream.lastCall().params.message.messageId).toBeUndefined();
+    upstream.calls.pop();
     const ids = upstream.calls.map((c) => JSON.parse(c.raw.toString("utf8")).params.message.messageId);
     expect(ids[0]).toMatch(/^tck-artifact-file-url-abc-[0-9a-f-]{36}$/);
     expect(ids[1]).toMatch(/^tck-artifact-file-url-abc-[0-9a-f-]{36}$/);
@@ -175,6 +218,42 @@ describe("what the proxy adds", () => {
     });
     expect(reply.status).toBe(200);
     expect(proxy.pushes.at(-1)).toMatchObject({ kind: "task", taskId: "task-1", state: "TASK_STATE_COMPLETED", seq: "3", tokenMatches: true });
+  });
+});
+
+describe("the suite's own push receiver, relayed", () => {
+  it("a push to a relay path reaches the receiver on this machine as it came, and its answer goes back", async () => {
+    /** @type {Array<{ path: string, headers: import("node:http").IncomingHttpHeaders, body: string }>} */
+    const received = [];
+    const receiver = createServer(async (req, res) => {
+      const chunks = [];
+      for await (const chunk of req) chunks.push(chunk);
+      received.push({ path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") });
+      res.writeHead(received.length === 1 ? 200 : 503).end();
+    });
+    const port = await listen(receiver, 0, "the receiver", "");
+    try {
+      const body = JSON.stringify({ statusUpdate: { taskId: "t-9", contextId: "c", status: { state: "TASK_STATE_WORKING" } } });
+      const headers = { "Content-Type": "application/a2a+json", Authorization: "Bearer tck-credentials", "x-dynamicagents-event-seq": "2" };
+      const push = (url) => fetch(relayUrl(url), { method: "POST", headers, body });
+      expect((await push(`http://localhost:${port}/webhook`)).status).toBe(200);
+      expect(received[0]).toMatchObject({ path: "/webhook", body });
+      expect(received[0].headers).toMatchObject({
+        "content-type": "application/a2a+json",
+        authorization: "Bearer tck-credentials",
+        "x-dynamicagents-event-seq": "2",
+      });
+      // The receiver's refusal is the deployment's to see (a 5xx it retries).
+      expect((await push(`http://127.0.0.1:${port}/webhook`)).status).toBe(503);
+      expect(proxy.pushes.at(-1)).toMatchObject({ kind: "statusUpdate", taskId: "t-9", seq: "2", relayedTo: `http://127.0.0.1:${port}/webhook` });
+      // A receiver off this machine is never called: the push is taken here.
+      expect((await push("https://example.com/tck-push-webhook")).status).toBe(200);
+      expect(received).toHaveLength(2);
+      // A relay path the proxy did not make is no relay.
+      expect((await fetch(`${proxy.origin}/a2a/relay/not-a-url`, { method: "POST", body })).status).toBe(404);
+    } finally {
+      await closeServer(receiver);
+    }
   });
 });
 

@@ -86,6 +86,22 @@ describe("the tenant registry", () => {
     expect(registry.source).toBe('named by package.json "dynamicagents.tenants"');
   });
 
+  it("applies wrangler.jsonc's alias as wrangler does: a relative key replaces that exact specifier, and no other", async () => {
+    const root = repository({
+      "wrangler.jsonc": '{ "main": "src/worker.ts", "alias": { "../names.js": "./stubs/names.js" } }',
+      "src/worker.ts": "export default {};\n",
+      "src/names.js": 'export const names = ["real"];\n',
+      "src/lib/pick.js": 'export { names } from "../names.js";\n',
+      "stubs/names.js": 'export const names = ["stubbed"];\n',
+      "src/tenants.ts": [
+        'import { names as picked } from "./lib/pick.js";',
+        'import { names as direct } from "./names.js";',
+        "export default Object.fromEntries([...picked, ...direct].map((name) => [name, {}]));",
+      ].join("\n"),
+    });
+    expect((await loadTenants({ root })).served).toEqual(["stubbed", "real"]);
+  });
+
   it("says which paths it tried and how to name the registry, when there is none", () => {
     const root = repository({ "wrangler.jsonc": '{ "main": "worker/index.ts" }', "worker/index.ts": "export default {};\n" });
     expect(() => findRegistry(root)).toThrow(RegistryError);

@@ -1,5 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { openRpcStream, postRpc, rpcBody, type RpcStream } from "../../src/testing/rpc-client.js";
+import { assertResultShape, assertStreamResponseShape } from "../../src/testing/wire-round-trip.js";
 import { ENDPOINT, PUSH_URL } from "./constants.js";
 import { mintToken, type MintOptions } from "./gatekeeper.js";
 
@@ -29,6 +30,8 @@ let nextId = 1;
 export async function post(body: string, options: CallOptions = {}): Promise<RpcReply> {
   const token = options.token === undefined ? await mintToken(options.mint) : options.token;
   const answer = await postRpc(options.endpoint ?? ENDPOINT, body, { token, headers: options.headers, fetch: options.worker ?? referenceWorker });
+  // Every result is exactly its A2A type (src/testing/wire-round-trip.ts): a stray key fails the spec here.
+  if (answer.reply?.result !== undefined) assertResultShape(methodOf(body), answer.reply.result);
   // Not JSON: keep the text for the assertion message.
   return { status: answer.status, headers: answer.headers, body: answer.json === undefined ? answer.text : answer.json };
 }
@@ -63,12 +66,86 @@ export async function openStream(
   const token = options.token === undefined ? await mintToken(options.mint) : options.token;
   const tenant = (options.mint?.tenant ?? "assistant") as string;
   const { resume } = options;
-  return openRpcStream(options.endpoint ?? ENDPOINT, rpcBody(method, params, { tenant, id: options.id ?? nextId++ }), {
+  const stream = await openRpcStream(options.endpoint ?? ENDPOINT, rpcBody(method, params, { tenant, id: options.id ?? nextId++ }), {
     token,
     headers: options.headers,
     fetch: options.worker ?? referenceWorker,
     ...(resume ? { resume: { token: () => mintToken({ ...options.mint, ...resume }) } } : {}),
   });
+  if (stream.reply?.result !== undefined) assertResultShape(method, stream.reply.result);
+  return checkedEvents(stream, method);
+}
+
+/**
+ * The Worker's response to a `method` call, as a client of its own reads it
+ * (the SDK's), with every JSON-RPC result and stream event checked on the way
+ * (src/testing/wire-round-trip.ts): a misshapen one fails the read.
+ */
+export async function checkedResponse(method: string, response: Response): Promise<Response> {
+  if (!response.body) return response;
+  if (!response.headers.get("Content-Type")?.startsWith("text/event-stream")) {
+    const reply = (await response
+      .clone()
+      .json()
+      .catch(() => undefined)) as { result?: unknown } | undefined;
+    if (reply?.result !== undefined) assertResultShape(method, reply.result);
+    return response;
+  }
+  let buffer = "";
+  let index = 0;
+  const check = (line: string) => {
+    if (!line.startsWith("data:")) return;
+    const result = (JSON.parse(line.slice(5)) as { result?: unknown }).result;
+    if (result !== undefined) assertStreamResponseShape(`event ${index++} of ${method}`, result);
+  };
+  const checked = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(
+    new TransformStream<string, string>({
+      transform(chunk, controller) {
+        buffer += chunk;
+        const lines = buffer.split("\n");
+        buffer = lines.pop() ?? "";
+        for (const line of lines) check(line.replace(/\r$/, ""));
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  return new Response(checked.pipeThrough(new TextEncoderStream()), { status: response.status, headers: response.headers });
+}
+
+/** The method a request body names, or "" when it names none (a malformed body the edge refuses). */
+function methodOf(body: string): string {
+  try {
+    const method = (JSON.parse(body) as { method?: unknown }).method;
+    return typeof method === "string" ? method : "";
+  } catch {
+    return "";
+  }
+}
+
+/** The stream, its every event checked as a StreamResponse as it is read. */
+function checkedEvents(stream: RpcStream, method: string): RpcStream {
+  const events = stream.events;
+  async function* checked() {
+    let index = 0;
+    for await (const event of events) {
+      if (event.reply.result !== undefined) assertStreamResponseShape(`event ${index} (id ${event.id}) of ${method}`, event.reply.result);
+      index++;
+      yield event;
+    }
+  }
+  return {
+    status: stream.status,
+    headers: stream.headers,
+    reply: stream.reply,
+    events: checked(),
+    get comments() {
+      return stream.comments;
+    },
+    get closing() {
+      return stream.closing;
+    },
+    close: () => stream.close(),
+  };
 }
 
 /** Every event of a stream until the server closes it, as `{id, result}`. */

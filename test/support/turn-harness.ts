@@ -27,8 +27,12 @@ export function useTurnHarness(setup?: (harness: TurnHarness) => void, workflow:
     setup?.(harness);
   });
   afterEach(async () => {
-    harness.outbound.restore();
-    await harness.workflows.dispose();
+    try {
+      // Throws if a push was not exactly a StreamResponse (src/testing/wire-round-trip.ts).
+      harness.outbound.restore();
+    } finally {
+      await harness.workflows.dispose();
+    }
   });
   return harness;
 }
