@@ -22,7 +22,7 @@ export interface GatekeeperJwksOptions {
 /** The gatekeeper's JWKS could not be used: unreachable, not 200, not a JWKS, or refetched too recently. */
 export class GatekeeperJwksUnavailable extends errors.JOSEError {
   static override code = "ERR_GATEKEEPER_JWKS_UNAVAILABLE";
-  override code = "ERR_GATEKEEPER_JWKS_UNAVAILABLE";
+  override readonly code = "ERR_GATEKEEPER_JWKS_UNAVAILABLE";
   override name = "GatekeeperJwksUnavailable";
 }
 

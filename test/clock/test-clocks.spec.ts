@@ -7,7 +7,7 @@ import { callerObjectName } from "@dynamicagents/core/worker";
 import { describe, expect, it } from "vitest";
 import { isolatedEdge } from "../support/isolated-edge.js";
 import { eventually } from "../support/outbound.js";
-import { openTurnOf } from "../support/turns.js";
+import { driven, openTurnOf } from "../support/turns.js";
 
 // Test clocks (docs/gatekeeper.md "Test clocks"), against a Worker whose gatekeepers are all on
 // loopback and whose clocks are set short (vitest.config.ts, project "test-clock"): a push given
@@ -94,7 +94,7 @@ describe("a dead letter on a test clock", () => {
   it("keeps its finished task from retention only as long as the clock says (1 s), then retention deletes it", { timeout: 20_000 }, async () => {
     const key = `caller-${crypto.randomUUID()}`;
     const stub = env.MARKER_AGENT!.get(env.MARKER_AGENT!.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "marker", key })));
-    const object: CallerObject & TurnObject = stub;
+    const object = driven<CallerObject & TurnObject>(stub);
     const begun = await object.beginTask({
       tenant: "marker",
       origin: "http://127.0.0.1:8787",
