@@ -5,7 +5,7 @@
 // stand-in is not started when a real model is configured, the tools are.
 import { z } from "zod";
 import { createMcpServer } from "../../src/testing/node/mcp-server.ts";
-import { serveMcp } from "./mcp-server.mjs";
+import { serveMcp } from "./mcp-http.mjs";
 
 /** The server's name in the agent's config: its tools reach the model as `devtools__roll_dice`, `devtools__count_words`. */
 export const DEVTOOLS_SERVER = "devtools";

@@ -3,12 +3,12 @@
 // built on: sessions, tools from definitions (zod or JSON Schema), tool errors
 // (returned or thrown), progress, a restart's 404 and the client's re-initialize,
 // cancellation reaching the handler; and the Node adapter of scripts/dev
-// (mcp-server.mjs) streaming its answers.
+// (mcp-http.mjs) streaming its answers.
 import { createMcpServer } from "@dynamicagents/core/testing/node";
 import { createServer, request as httpRequest } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { nodeListener, serveMcp } from "../../scripts/dev/mcp-server.mjs";
+import { nodeListener, serveMcp } from "../../scripts/dev/mcp-http.mjs";
 import { closeServer, listen } from "../../scripts/dev/http.mjs";
 import { connectMcp } from "./support/mcp-client.mjs";
 
