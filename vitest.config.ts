@@ -51,7 +51,9 @@ async function echoModelOrOffline(request: Request): Promise<Response> {
           ],
         }
       : { content: `echo: ${text(last).slice(0, 2000)}` };
-    const answer = chatCompletionReply(chatCompletionBody(reply, body.model), body.stream === true);
+    // Its usage as OpenAI's API reports it, details included: every message before the last a cached prefix, a few tokens of reasoning.
+    const usage = { inputTokens: 10 * body.messages.length, outputTokens: 12, cachedInputTokens: 10 * (body.messages.length - 1), reasoningTokens: 4 };
+    const answer = chatCompletionReply(chatCompletionBody({ ...reply, usage }, body.model), body.stream === true);
     return new Response(answer.body, { headers: { "Content-Type": answer.contentType } });
   }
   return new Response(`tests are offline: ${request.method} ${request.url}`, { status: 503 });

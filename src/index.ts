@@ -16,6 +16,7 @@ export type {
   ToolResultEvent,
   TurnGateInput,
 } from "./plugin/contract.js";
+export type { TurnTrace } from "./a2a/trace-context.js";
 export type { ToolResultRedactor } from "./plugin/redaction.js";
 export type { WorkspaceBacking, WorkspaceCaps, WorkspaceHost } from "./plugin/workspace.js";
 export type { AgentConfig, AgentConfigInput } from "./agent/config.js";

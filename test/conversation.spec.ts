@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { introspectWorkflow, runInDurableObject } from "cloudflare:test";
-import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
+import { TERMINAL_STATE_NAMES, newTrace, turnTrace } from "@dynamicagents/core/a2a";
 import { resolveConfig } from "@dynamicagents/core/agent";
 import { AgentDB, type ConversationStore } from "@dynamicagents/core/db";
 import { createAgentRuntime, definePlugin, type AgentPlugin } from "@dynamicagents/core/plugin";
@@ -48,6 +48,7 @@ async function turnOf(over: Partial<RoundInput> & { plugins?: AgentPlugin[]; obj
         throw new Error("these specs add no artifacts");
       },
       origin: "https://o.test",
+      trace: turnTrace(newTrace()),
       ...input,
       taskId,
     });

@@ -2,7 +2,13 @@ import { exports } from "cloudflare:workers";
 import { createAgentHarness, makeDoHelpers, scriptedChatModel, setupRecording } from "@dynamicagents/core/testing";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { runInDurableObject } from "cloudflare:test";
+import { TERMINAL_STATE_NAMES, USAGE_KEY } from "@dynamicagents/core/a2a";
+import { AgentDB } from "@dynamicagents/core/db";
+import { callerObjectName } from "@dynamicagents/core/worker";
 import { assistantPolicy } from "../reference/policy.js";
+import { captureConsole } from "./support/console-capture.js";
+import { GATEKEEPER } from "./support/constants.js";
 import { markerEdge } from "./support/isolated-edge.js";
 
 // The spec an agent author writes in their own repo: the harness plays the
@@ -33,6 +39,24 @@ describe("createAgentHarness", () => {
     expect((await bob.call("GetTask", { id: task.id })).error?.code).toBe(-32001);
     // Let the turn finish inside this test, so its model call is in this test's cassette.
     await gatekeeper.terminal(task.id);
+  });
+});
+
+describe("usage a provider reports", () => {
+  it("counts its cached input and reasoning tokens apart: in the model.call event, the task's usage and the caller's day", async () => {
+    using captured = captureConsole();
+    const key = `usage-${crypto.randomUUID()}`;
+    const harness = createAgentHarness({ worker: exports.default, tenant: "assistant", identity: { key } });
+    using gatekeeper = harness.interceptGatekeeper();
+
+    const done = await gatekeeper.terminal((await harness.send("how many tokens was that?")).id);
+    // As the cassette's recorded answer says: 20 tokens in (10 of them cached), 12 out (4 of them reasoning).
+    const usage = { inputTokens: 20, outputTokens: 12, modelCalls: 1, cachedInputTokens: 10, reasoningTokens: 4 };
+    expect(done.metadata[USAGE_KEY]).toEqual(usage);
+    const call = captured.events().find((e) => e.event === "model.call" && e.taskId === done.id);
+    expect(call?.data).toMatchObject({ inputTokens: 20, outputTokens: 12, cachedInputTokens: 10, reasoningTokens: 4 });
+    const object = env.ASSISTANT.get(env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key })));
+    expect(await runInDurableObject(object, (_i, state) => new AgentDB(state.storage, TERMINAL_STATE_NAMES).usage.ofDay())).toEqual(usage);
   });
 });
 

@@ -1,3 +1,4 @@
+import { newTrace, traceOfRequest, turnTrace } from "@dynamicagents/core/a2a";
 import { describe, expect, it } from "vitest";
 import { MAX_PAGE_BYTES, pageText, readPage } from "../reference/plugins/page-reader.js";
 import { webFetchPlugin } from "../reference/plugins/web-fetch.js";
@@ -44,6 +45,7 @@ const fetchPage = async (fetch: typeof globalThis.fetch, url: string, abortSigna
     taskId: "t",
     origin: "https://agents.test",
     emit: () => {},
+    trace: turnTrace(newTrace()),
     addArtifact: noArtifacts,
   });
   return (tools.fetch_page!.execute as (input: unknown, options: unknown) => Promise<any>)({ url }, { toolCallId: "c", messages: [], abortSignal });
@@ -59,6 +61,24 @@ describe("the reference page reader", () => {
     expect(meter.pulled).toBeGreaterThanOrEqual(MAX_PAGE_BYTES);
     expect(meter.pulled).toBeLessThanOrEqual(MAX_PAGE_BYTES + CHUNK);
     expect(meter.canceled).toBe(true);
+  });
+
+  it('fetches each page in a trace of its own, never the turn\'s (docs/telemetry.md "Trace context")', async () => {
+    const { fetch, seen } = fakeFetch(() => "<p>hello</p>");
+    const turn = turnTrace(newTrace());
+    const { tools } = await webFetchPlugin({ allowlist: [ORIGIN], fetch }).toolFamilies!.web!({
+      taskId: "t",
+      origin: "https://agents.test",
+      emit: () => {},
+      trace: turn,
+      addArtifact: noArtifacts,
+    });
+    const execute = tools.fetch_page!.execute as (input: unknown, options: unknown) => Promise<unknown>;
+    for (const path of ["/one", "/two"]) await execute({ url: `${ORIGIN}${path}` }, { toolCallId: "c", messages: [] });
+    const traces = seen.map((init) => traceOfRequest(new Headers(init.headers).get("traceparent"))?.traceId);
+    expect(traces).toHaveLength(2);
+    expect(traces.every((id) => id !== undefined && id !== turn.traceId)).toBe(true);
+    expect(traces[0]).not.toBe(traces[1]);
   });
 
   it("reads a page under the cap whole", async () => {

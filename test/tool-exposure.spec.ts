@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
+import { TERMINAL_STATE_NAMES, newTrace, turnTrace } from "@dynamicagents/core/a2a";
 import { resolveConfig, type AgentConfig, type AgentConfigInput, type AgentPolicy } from "@dynamicagents/core/agent";
 import { AgentDB } from "@dynamicagents/core/db";
 import { createAgentRuntime, definePlugin } from "@dynamicagents/core/plugin";
@@ -90,6 +90,7 @@ async function roundOf(options: {
       delegates: false,
       env: {},
       models: scriptedChoices(...(Array.isArray(options.model) ? options.model : [options.model])),
+      trace: turnTrace(newTrace()),
     };
     return runRound(input);
   });

@@ -1,3 +1,4 @@
+import { TRACEPARENT_HEADER, freshTraceparent } from "@dynamicagents/core/a2a";
 import { readCapped } from "@dynamicagents/core/plugin";
 
 /** Bytes of a page read at most; the rest is never pulled from the network. */
@@ -27,7 +28,9 @@ export async function readPage(target: URL, options: ReadPageOptions = {}): Prom
   const timer = setTimeout(() => timeout.abort(new DOMException("page read timed out", "TimeoutError")), PAGE_TIMEOUT_MS);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
   try {
-    const response = await (options.fetch ?? fetch)(target, { redirect: "manual", headers: { Accept: "text/html, text/plain" }, signal });
+    // A trace of its own: a caller's trace id never reaches a third party (docs/telemetry.md "Trace context").
+    const headers = { Accept: "text/html, text/plain", [TRACEPARENT_HEADER]: freshTraceparent() };
+    const response = await (options.fetch ?? fetch)(target, { redirect: "manual", headers, signal });
     if (!response.ok) {
       await response.body?.cancel();
       return { ok: false, error: `${target.href} answered HTTP ${response.status}` };

@@ -48,6 +48,18 @@ export {
 export { loadSigningKey, type PublicSigningJwk, type SigningKey } from "./signing-key.js";
 export { isTerminalName, parseStateName } from "./task-state.js";
 export { loadTestClock, testClockOf, type TestClock, type TestClockEnv } from "./test-clock.js";
+export {
+  TRACEPARENT_HEADER,
+  TRACESTATE_HEADER,
+  TRACE_KEY,
+  childTraceparent,
+  freshTraceparent,
+  newTrace,
+  traceOfRequest,
+  turnTrace,
+  type TraceContext,
+  type TurnTrace,
+} from "./trace-context.js";
 export { TokenRefused, verifyGatekeeperToken, type TokenCheck, type TokenRefusedCode, type VerifiedCaller, type VerifyOptions } from "./verify-token.js";
 export {
   A2A_JSON,

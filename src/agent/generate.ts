@@ -1,6 +1,7 @@
 import { generateText, streamText, type ModelMessage, type LanguageModelUsage, type StepResult, type StopCondition, type ToolSet } from "ai";
+import type { TurnTrace } from "../a2a/trace-context.js";
 import type { ModelConfig, ModelEnv } from "./model-config.js";
-import { withRetries, type ExchangeCounter } from "./model-retry.js";
+import { traced, withRetries, type ExchangeCounter } from "./model-retry.js";
 import { chooseModels, type ModelChoice } from "./providers.js";
 
 export interface GenerateRequest {
@@ -22,6 +23,8 @@ export interface GenerateRequest {
   models?: ModelChoice[];
   /** The turn's: aborting it (a cancel) stops the model call and the tools, and tries no other model. */
   signal?: AbortSignal;
+  /** The turn's trace: each request to the model (every step, retry and fallback) carries a `traceparent` naming a new span of it. */
+  trace?: TurnTrace;
   /**
    * Hears the answer: each step (of each model tried) starts it over, then its
    * text deltas as they are written; a call not streamed starts it once, then
@@ -55,6 +58,9 @@ export type GenerateResult =
       totalTokens: number;
       inputTokens: number;
       outputTokens: number;
+      /** Of the input tokens, those the provider served from its cache; of the output tokens, those spent reasoning (0 when it says nothing). */
+      cachedInputTokens: number;
+      reasoningTokens: number;
       exchanges: number;
       /** Every message the exchange added (the model's, and the tool results), in the model's form. */
       responseMessages: ModelMessage[];
@@ -73,6 +79,9 @@ export interface ExchangeReport {
   steps: number;
   inputTokens: number;
   outputTokens: number;
+  /** Present when the provider reported some. */
+  cachedInputTokens?: number;
+  reasoningTokens?: number;
   durationMs: number;
 }
 
@@ -87,6 +96,8 @@ export function exchangeReport(result: GenerateResult, durationMs: number): Exch
         steps: result.steps,
         inputTokens: result.inputTokens,
         outputTokens: result.outputTokens,
+        ...(result.cachedInputTokens ? { cachedInputTokens: result.cachedInputTokens } : {}),
+        ...(result.reasoningTokens ? { reasoningTokens: result.reasoningTokens } : {}),
         durationMs,
       }
     : {
@@ -123,7 +134,7 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
     const timer = setTimeout(() => controller.abort(new DOMException("model call timed out", "TimeoutError")), request.config.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     try {
       const call = {
-        model: withRetries(choice.model, retry, counter),
+        model: withRetries(request.trace ? traced(choice.model, request.trace) : choice.model, retry, counter),
         instructions: request.instructions,
         messages: request.messages,
         tools: typeof request.tools === "function" ? request.tools() : request.tools,
@@ -145,6 +156,8 @@ export async function generateWithFallback(request: GenerateRequest): Promise<Ge
         totalTokens: usage.totalTokens ?? 0,
         inputTokens: usage.inputTokens ?? 0,
         outputTokens: usage.outputTokens ?? 0,
+        cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
+        reasoningTokens: usage.outputTokenDetails?.reasoningTokens ?? 0,
         exchanges: counter.exchanges,
         responseMessages,
         lastStep: steps.at(-1),

@@ -1,4 +1,5 @@
 import { APICallError, wrapLanguageModel, type LanguageModel } from "ai";
+import { TRACEPARENT_HEADER, type TurnTrace } from "../a2a/trace-context.js";
 
 /** How a model call that failed for a passing reason is tried again. */
 export interface RetryPolicy {
@@ -102,5 +103,19 @@ export function withRetries(model: LanguageModel, policy: RetryPolicy, counter: 
       // streams, a failure mid-way is the step's, and the fallback model takes over.
       wrapStream: ({ doStream, params }) => attempts(doStream, params.abortSignal),
     },
+  });
+}
+
+/**
+ * The model with each request it makes naming a new span of `trace` in its
+ * `traceparent` (docs/telemetry.md "Trace context"): inside {@link withRetries},
+ * so a retry is a request, and a span, of its own. An HTTP provider sends the
+ * header; a binding (Workers AI) has none to send.
+ */
+export function traced(model: LanguageModel, trace: TurnTrace): LanguageModel {
+  if (typeof model === "string") return model;
+  return wrapLanguageModel({
+    model,
+    middleware: { transformParams: async ({ params }) => ({ ...params, headers: { ...params.headers, [TRACEPARENT_HEADER]: trace.traceparent() } }) },
   });
 }

@@ -1,3 +1,4 @@
+import type { TraceContext } from "../a2a/trace-context.js";
 import type { TurnParams } from "./turn-object.js";
 import type { Verdict } from "./verdict.js";
 import type { MessageJson, PushConfigJson, TaskJson } from "./wire-json.js";
@@ -25,6 +26,8 @@ export interface BeginTask {
    * stream the edge then opens (`Begun.streamSlot`).
    */
   stream?: true;
+  /** The request's W3C trace context, when it named a well-formed one: a turn this send starts continues it. */
+  trace?: TraceContext;
 }
 
 /** An accepted turn, for the edge to start after its reply (`createA2AWorker`'s `startTurn`). */

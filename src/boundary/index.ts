@@ -27,7 +27,9 @@ export type {
   WorkspaceCaps,
 } from "./subagent.js";
 export {
+  messageFingerprint,
   turnInstanceId,
+  turnTraceOf,
   type DeadLetter,
   type Delivery,
   type Finished,

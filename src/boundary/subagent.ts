@@ -1,3 +1,4 @@
+import type { TraceContext } from "../a2a/trace-context.js";
 import type { Verdict } from "./verdict.js";
 
 /** The caps on a subagent's workspace: the parent agent's `workspace` config. */
@@ -49,6 +50,8 @@ export interface SubtaskSpec {
   workspace: WorkspaceCaps;
   /** What the subtask's model calls may still spend; absent, nothing holds them back (a run outside any turn). */
   budget?: SubtaskBudget;
+  /** The parent turn's trace: the recipe's model requests are spans of it (docs/telemetry.md "Trace context"). */
+  trace?: Pick<TraceContext, "traceId" | "flags">;
 }
 
 /** A question a subtask's recipe asks the human behind the parent's task (`RecipeContext.ask`). */

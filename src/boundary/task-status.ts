@@ -1,3 +1,4 @@
+import { TRACE_KEY, type TraceContext } from "../a2a/trace-context.js";
 import type { MessageJson, PartJson, TaskJson } from "./wire-json.js";
 
 // A task's status changes in wire form, as plain functions of wire JSON: the
@@ -6,6 +7,12 @@ import type { MessageJson, PartJson, TaskJson } from "./wire-json.js";
 
 /** A stored task's document (the object stores the wire JSON it answers with). */
 export const taskOf = (row: { taskJson: string }): TaskJson => JSON.parse(row.taskJson) as TaskJson;
+
+/** The trace a task's metadata names (its turn's), as what a later push of it carries; its flags and `tracestate` went with the turn. */
+export function taskTraceOf(task: TaskJson): TraceContext | undefined {
+  const traceId = task.metadata?.[TRACE_KEY];
+  return typeof traceId === "string" && /^[0-9a-f]{32}$/.test(traceId) ? { traceId, flags: "01" } : undefined;
+}
 
 /** An agent message on a task, as a status message or a history entry. */
 export function agentMessage(task: TaskJson, text: string): MessageJson {

@@ -1,5 +1,7 @@
+import { jcs } from "../a2a/jcs.js";
+import type { TraceContext } from "../a2a/trace-context.js";
 import type { Verdict } from "./verdict.js";
-import type { ArtifactJson, PushConfigJson, StatusUpdateJson, StreamEventJson, TaskJson } from "./wire-json.js";
+import type { ArtifactJson, MessageJson, PushConfigJson, StatusUpdateJson, StreamEventJson, TaskJson } from "./wire-json.js";
 
 /** What a turn Workflow instance is created with. Everything else it reads from the caller's object. */
 export interface TurnParams {
@@ -17,6 +19,22 @@ export interface TurnParams {
   redeliver?: true;
   /** The caller's hash in events (docs/telemetry.md); absent when the object knows none (no signing key, no gatekeeper named). */
   caller?: string;
+  /**
+   * The turn's trace (docs/telemetry.md "Trace context"): the one the send's
+   * `traceparent` named, or one started for it. Absent in instances created
+   * before traces were kept.
+   */
+  trace?: TraceContext;
+}
+
+/**
+ * The trace a turn's record names (its params as stored), if any, as the
+ * caller's object may see it: without the caller's `tracestate`, which only
+ * the turn's pushes carry (to the caller's own gatekeeper).
+ */
+export function turnTraceOf(paramsJson: string | undefined): Pick<TraceContext, "traceId" | "flags"> | undefined {
+  const trace = paramsJson ? (JSON.parse(paramsJson) as TurnParams).trace : undefined;
+  return trace && { traceId: trace.traceId, flags: trace.flags };
 }
 
 /** How a turn ended, as the agent's loop reports it. */
@@ -159,9 +177,17 @@ export interface TurnObject {
  * Hex of SHA-256 keeps it within the id alphabet and length.
  */
 export async function turnInstanceId(agentId: string, messageId: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${agentId}\n${messageId}`));
-  return `turn-${[...new Uint8Array(digest)]
-    .map((b) => b.toString(16).padStart(2, "0"))
-    .join("")
-    .slice(0, 48)}`;
+  return `turn-${(await sha256Hex(`${agentId}\n${messageId}`)).slice(0, 48)}`;
+}
+
+/**
+ * What a message was, as a digest of its canonical JSON (RFC 8785): kept with
+ * its `messageId`, so a retry that repeats it is told from one that reuses the
+ * id for something else (-32602, docs/protocol.md "SendMessage").
+ */
+export const messageFingerprint = (message: MessageJson): Promise<string> => sha256Hex(jcs(message));
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

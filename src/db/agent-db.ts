@@ -73,7 +73,7 @@ export class AgentDB {
    * together; returns how many were counted before. A run answered again from
    * the subagent's record reports the same calls, and nothing is counted twice.
    */
-  countSubtaskCalls(subtaskId: string, taskId: string, calls: readonly Pick<Usage, "inputTokens" | "outputTokens">[]): number {
+  countSubtaskCalls(subtaskId: string, taskId: string, calls: readonly Omit<Usage, "modelCalls">[]): number {
     return this.db.transaction(() => {
       const counted = this.subtasks.get(subtaskId)?.modelCalls;
       // A subtask erased meanwhile has no turn left to count in.
@@ -84,6 +84,8 @@ export class AgentDB {
         inputTokens: fresh.reduce((sum, call) => sum + call.inputTokens, 0),
         outputTokens: fresh.reduce((sum, call) => sum + call.outputTokens, 0),
         modelCalls: fresh.length,
+        cachedInputTokens: fresh.reduce((sum, call) => sum + (call.cachedInputTokens ?? 0), 0),
+        reasoningTokens: fresh.reduce((sum, call) => sum + (call.reasoningTokens ?? 0), 0),
       });
       return counted;
     });

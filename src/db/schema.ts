@@ -116,6 +116,9 @@ export const turns = sqliteTable(
     inputTokens: integer("input_tokens").notNull().default(0),
     outputTokens: integer("output_tokens").notNull().default(0),
     modelCalls: integer("model_calls").notNull().default(0),
+    /** Of those input tokens, the ones the provider served from its cache; of the output tokens, the ones spent reasoning. */
+    cachedInputTokens: integer("cached_input_tokens").notNull().default(0),
+    reasoningTokens: integer("reasoning_tokens").notNull().default(0),
   },
   (t) => [index("turns_by_progress").on(t.progressAt)],
 );
@@ -131,6 +134,8 @@ export const usageDays = sqliteTable("usage_days", {
   inputTokens: integer("input_tokens").notNull().default(0),
   outputTokens: integer("output_tokens").notNull().default(0),
   modelCalls: integer("model_calls").notNull().default(0),
+  cachedInputTokens: integer("cached_input_tokens").notNull().default(0),
+  reasoningTokens: integer("reasoning_tokens").notNull().default(0),
 });
 
 /**

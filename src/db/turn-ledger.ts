@@ -4,7 +4,7 @@ import { eqParam } from "./eq-param.js";
 import { onFirstUse } from "./on-first-use.js";
 import { redeliveries, tasks, turns } from "./schema.js";
 import type { TaskRow } from "./task-store.js";
-import type { Usage } from "./usage-store.js";
+import { withDetails, type Usage } from "./usage-store.js";
 
 export type TurnRow = typeof turns.$inferSelect;
 
@@ -50,7 +50,13 @@ export class TurnLedger {
         expectedBy: sql`${sql.placeholder("expectedBy")}`,
       })
       .where(eq(turns.taskId, taskId))
-      .returning({ inputTokens: turns.inputTokens, outputTokens: turns.outputTokens, modelCalls: turns.modelCalls })
+      .returning({
+        inputTokens: turns.inputTokens,
+        outputTokens: turns.outputTokens,
+        modelCalls: turns.modelCalls,
+        cachedInputTokens: turns.cachedInputTokens,
+        reasoningTokens: turns.reasoningTokens,
+      })
       .prepare(),
   );
   readonly #redriven = onFirstUse(() =>
@@ -118,7 +124,8 @@ export class TurnLedger {
   /** Records the turn's outcome; returns what the turn has cost so far (`undefined`: no turn record). */
   recordOutcome(taskId: string, outcome: unknown, expectWithinMs: number): Usage | undefined {
     const at = this.now();
-    return this.#outcome().get({ taskId, outcomeJson: JSON.stringify(outcome), at, expectedBy: at + expectWithinMs });
+    const usage = this.#outcome().get({ taskId, outcomeJson: JSON.stringify(outcome), at, expectedBy: at + expectWithinMs });
+    return usage && withDetails(usage);
   }
 
   /**

@@ -1,14 +1,14 @@
 import { invalidParams, quotaExceeded, taskNotFound, unsupportedOperation, type RpcError } from "../a2a/errors.js";
 import { isTerminalName } from "../a2a/task-state.js";
-import { accepted, settle, turnInstanceId } from "../boundary/index.js";
-import type { BeginTask, Begun, MessageJson, Replied, TaskJson, TurnParams, Verdict } from "../boundary/index.js";
+import { newTrace } from "../a2a/trace-context.js";
+import { accepted, messageFingerprint, settle, turnInstanceId } from "../boundary/index.js";
+import type { BeginTask, Begun, MessageJson, Replied, TaskJson, TurnParams, TurnToStart, Verdict } from "../boundary/index.js";
 import { requestText, taskOf } from "../boundary/task-status.js";
 import type { AgentDB } from "../db/agent-db.js";
 import type { HitlRow } from "../db/hitl-store.js";
 import { answer, answerOf } from "../round/hitl/index.js";
 import { dailyBudgetRefusal } from "./budget.js";
 import { queueRedelivery } from "./deliveries.js";
-import { messageFingerprint } from "./message-fingerprint.js";
 import type { ObjectParts } from "./lifecycle.js";
 import { withConfigIds } from "./push-config-ids.js";
 import { hasConfig, putConfig } from "./push-configs.js";
@@ -18,7 +18,7 @@ import { shapeTask, submittedTask } from "./task-wire.js";
 import { redeliver, wake } from "./turn-workflows.js";
 
 /** What an accept did, for its events (emitted once its writes are in). */
-type Happened = { kind: "accepted"; task: TaskJson; turnId: string } | { kind: "continued" } | { kind: "refused"; limit: string; retryAfterSeconds: number };
+type Happened = { kind: "accepted"; task: TaskJson; turn: TurnToStart } | { kind: "continued" } | { kind: "refused"; limit: string; retryAfterSeconds: number };
 
 /** What the send is, as the object knows it before deciding. */
 interface SendToAccept {
@@ -97,7 +97,9 @@ function decideAccept(
   if (direct) return { reply: { message: JSON.parse(db.directReplies.put(messageId, JSON.stringify(direct), fingerprint)) as MessageJson } };
   const over = overCap(db, rules);
   if (over) return over;
-  const ids = { id: crypto.randomUUID(), contextId: input.message.contextId || crypto.randomUUID() };
+  // The send's trace, or one of its own (docs/telemetry.md "Trace context"): the turn's outbound requests carry it.
+  const trace = input.trace ?? newTrace();
+  const ids = { id: crypto.randomUUID(), contextId: input.message.contextId || crypto.randomUUID(), traceId: trace.traceId };
   const task = submittedTask(input.message, ids, rules.now, input.acceptedOutputModes);
   const pushConfig = input.pushConfig && withConfigIds(input.pushConfig, task.id);
   insertTask(db, task, rules.now, { messageId, contextId: task.contextId, fingerprint }, pushConfig && { id: pushConfig.id, json: JSON.stringify(pushConfig) });
@@ -108,12 +110,11 @@ function decideAccept(
     messageId,
     origin: input.origin,
     ...(send.caller ? { caller: send.caller } : {}),
+    trace,
   };
   db.turns.open(task.id, send.instanceId, params, rules.reportWithinMs);
-  return {
-    reply: { task: shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true }), turn: { instanceId: send.instanceId, params } },
-    happened: { kind: "accepted", task, turnId: send.instanceId },
-  };
+  const turn = { instanceId: send.instanceId, params };
+  return { reply: { task: shapeTask(task, { historyLength: input.historyLength, includeArtifacts: true }), turn }, happened: { kind: "accepted", task, turn } };
 }
 
 /**
@@ -310,10 +311,10 @@ export class Begin {
     const { events, agent } = this.parts;
     const messageId = input.message.messageId;
     if (happened?.kind === "accepted") {
-      const { task } = happened;
+      const { task, turn } = happened;
       const text = agent.carriesText() ? { text: requestText(task) } : {};
       const data = { messageId, stream: input.stream === true, pushConfigs: input.pushConfig ? 1 : 0, ...text };
-      events.emit("task.accepted", task.id, data, ["accepted"], { contextId: task.contextId, turnId: happened.turnId });
+      events.emit("task.accepted", task.id, data, ["accepted"], { contextId: task.contextId, turnId: turn.instanceId, traceId: turn.params.trace?.traceId });
     } else if (happened?.kind === "continued") {
       events.emit("task.continued", input.message.taskId, { messageId }, ["continued", messageId]);
     } else if (happened?.kind === "refused") {

@@ -1,7 +1,7 @@
 import { Agent } from "agents";
 import { agentStartFailed, toRpcErrorValue } from "../a2a/errors.js";
 import { TERMINAL_STATE_NAMES } from "../a2a/wire.js";
-import { refused, type Verdict } from "../boundary/index.js";
+import { refused, turnTraceOf, type Verdict } from "../boundary/index.js";
 import type { ArtifactJson, BeginTask, CallerObject, DeadLetter, MessageJson, PushConfigFrom, PushConfigJson } from "../boundary/index.js";
 import type { RedeliveryOutcome, StreamQuery, TaskJson, TaskListQuery, TaskQuery, TurnObject, TurnOutcome, TurnParams } from "../boundary/index.js";
 import { AgentDB } from "../db/agent-db.js";
@@ -94,6 +94,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   readonly #lookup = {
     contextOf: (taskId: string) => this.agentDb.tasks.get(taskId)?.contextId,
     turnOf: (taskId: string) => this.agentDb.turns.get(taskId)?.instanceId,
+    traceOf: (taskId: string) => turnTraceOf(this.agentDb.turns.get(taskId)?.paramsJson)?.traceId,
   };
 
   /** The modules, over the parts they share; the agent's rules are read from this object's seams at each use. */

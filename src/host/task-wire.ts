@@ -1,4 +1,5 @@
 import { ACCEPTED_OUTPUT_MODES_KEY } from "../a2a/parts.js";
+import { TRACE_KEY } from "../a2a/trace-context.js";
 import type { TaskWrite } from "../db/task-store.js";
 import type { ArtifactJson, MessageJson, TaskJson, TurnOutcome } from "../boundary/index.js";
 import { agentMessage, withState } from "../boundary/task-status.js";
@@ -10,14 +11,14 @@ import { ANSWER_ARTIFACT } from "../round/artifacts.js";
 
 const at = (now: number) => new Date(now).toISOString();
 
-/** The `submitted` task a new message opens; the send's `acceptedOutputModes`, if any, stay in its metadata for every later reply. */
-export function submittedTask(message: MessageJson, ids: { id: string; contextId: string }, now: number, acceptedOutputModes?: string[]): TaskJson {
+/** The `submitted` task a new message opens; its metadata names its turn's trace, and keeps the send's `acceptedOutputModes` for every later reply. */
+export function submittedTask(message: MessageJson, ids: { id: string; contextId: string; traceId: string }, now: number, outputModes?: string[]): TaskJson {
   return {
     id: ids.id,
     contextId: ids.contextId,
     status: { state: "TASK_STATE_SUBMITTED", timestamp: at(now) },
     history: [{ ...message, taskId: ids.id, contextId: ids.contextId }],
-    ...(acceptedOutputModes?.length ? { metadata: { [ACCEPTED_OUTPUT_MODES_KEY]: acceptedOutputModes } } : {}),
+    metadata: { [TRACE_KEY]: ids.traceId, ...(outputModes?.length ? { [ACCEPTED_OUTPUT_MODES_KEY]: outputModes } : {}) },
   };
 }
 

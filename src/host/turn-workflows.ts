@@ -1,4 +1,5 @@
 import type { TurnParams } from "../boundary/index.js";
+import { taskOf, taskTraceOf } from "../boundary/task-status.js";
 import type { HitlRow } from "../db/hitl-store.js";
 import type { ObjectParts } from "./lifecycle.js";
 
@@ -49,7 +50,9 @@ export async function redeliver(parts: ObjectParts, taskId: string, like: Pick<T
   const row = db.tasks.get(taskId);
   if (!row) return;
   const instanceId = `redeliver-${crypto.randomUUID()}`;
-  const params: TurnParams = { tenant: like.tenant, agentId: like.agentId, taskId, messageId: row.messageId, origin: like.origin, redeliver: true };
+  // Its pushes are of the task's turn: they carry that turn's trace.
+  const trace = taskTraceOf(taskOf(row));
+  const params: TurnParams = { tenant: like.tenant, agentId: like.agentId, taskId, messageId: row.messageId, origin: like.origin, redeliver: true, trace };
   db.turns.open(taskId, instanceId, params, parts.agent.recovery().reportWithinMs);
   await parts.schedules.ensureReconciling();
   // One that does not start now is started by the reconciler's next pass.

@@ -1,6 +1,7 @@
 import { taskNotFound } from "../a2a/errors.js";
 import { USAGE_KEY } from "../a2a/wire.js";
 import { accepted, refused, type Finished, type TaskJson, type TurnOutcome, type TurnStart, type TurnStep, type Verdict } from "../boundary/index.js";
+import { turnTraceOf } from "../boundary/turn-object.js";
 import { agentMessage, requestText, taskOf, withState } from "../boundary/task-status.js";
 import type { StatusWriteVerdict } from "../db/agent-db.js";
 import type { HitlRow } from "../db/hitl-store.js";
@@ -92,7 +93,7 @@ export class Turns {
     if (turn?.outcomeJson) return this.#finishRecorded(taskId, instanceId);
     const abort = new AbortController();
     // What the round returns is what the rest of this call works on: the task as the round left it, the write's task and seq.
-    const done = this.#runRound(started.task, round, abort.signal, turn?.instanceId).then((verdict): Verdict<TurnStep> | Promise<Verdict<TurnStep>> => {
+    const done = this.#runRound(started.task, round, abort.signal, turn).then((verdict): Verdict<TurnStep> | Promise<Verdict<TurnStep>> => {
       if (!verdict.ok) return verdict;
       const end = verdict.value;
       if (end.kind === "ended") return this.#concluded(taskId, instanceId, { task: taskOf(end.row) });
@@ -266,14 +267,16 @@ export class Turns {
    * aborted ends with the task as it is; a round that answered recorded its
    * outcome and returns it with the task as it is now, for the terminal write.
    */
-  async #runRound(task: TaskJson, round: number, signal: AbortSignal, turnId?: string): Promise<Verdict<RoundEnd>> {
+  async #runRound(task: TaskJson, round: number, signal: AbortSignal, turn: TurnRow | undefined): Promise<Verdict<RoundEnd>> {
     const { db, reports, agent, origin } = this.parts;
     const taskId = task.id;
     const { reportWithinMs } = agent.recovery();
     // The turn's start has just left the turn promising a report: the heartbeat takes over from there.
     const heartbeat = setInterval(() => reports.reported(taskId), Math.max(1_000, reportWithinMs / 3));
     try {
-      const step = await agent.runRound({ task, text: requestText(task), origin: origin.require(), ...(turnId ? { turnId } : {}) }, round, signal);
+      const [turnId, trace] = [turn?.instanceId, turnTraceOf(turn?.paramsJson)];
+      const context = { task, text: requestText(task), origin: origin.require(), ...(turnId ? { turnId } : {}), ...(trace ? { trace } : {}) };
+      const step = await agent.runRound(context, round, signal);
       const now = db.tasks.get(taskId);
       if (!now) return refused(taskNotFound(taskId));
       if (db.tasks.isFinal(now.state)) return accepted({ kind: "ended", row: now });

@@ -1,3 +1,4 @@
+import { callTrace } from "./call-trace.js";
 import type { McpServerConfig } from "./servers.js";
 import { McpRefused } from "./servers.js";
 
@@ -17,6 +18,9 @@ export function credentialedFetch(server: McpServerConfig, options: { allowlist:
     if (!options.allowlist.includes(origin)) throw new McpRefused(origin);
     const headers = new Headers(request.headers);
     for (const [header, value] of credentials) headers.set(header, value);
+    // A tool call's requests join the turn's trace (docs/telemetry.md "Trace context"); the connection's own do not.
+    const trace = callTrace();
+    if (trace) headers.set("traceparent", trace.traceparent());
     return fetch(new Request(request, { headers, redirect: "manual" }));
   };
 }

@@ -37,10 +37,10 @@ function mcpPlugin(options: {
     key: "mcp",
     requires: { secrets: [...new Set(options.servers.flatMap(secretNames))] },
     toolFamilies: {
-      mcp: async () => {
+      mcp: async (ctx) => {
         const { ready, unavailable } = await options.connections.forTurn();
         return {
-          tools: Object.assign({}, ...ready.map(({ server, tools }) => serverTools(server, tools, options.connections))),
+          tools: Object.assign({}, ...ready.map(({ server, tools }) => serverTools(server, tools, options.connections, ctx.trace))),
           note: unavailable.length ? options.unavailable(unavailable) : undefined,
         };
       },

@@ -1,6 +1,8 @@
 import type { Agent } from "agents";
 import type { AgentConfig } from "../agent/config.js";
+import type { ToolContext } from "../plugin/contract.js";
 import type { EventCatalogue } from "../telemetry/index.js";
+import { withCallTrace } from "./call-trace.js";
 
 /** The `agents` SDK's MCP client of the object these servers are reached from (one connection per server per object). */
 export type McpClient = Agent["mcp"];
@@ -62,12 +64,16 @@ export class McpServers {
    * the request) reconnects and sends the call once more; any other failure
    * of the connection marks it dropped, for the next turn to reconnect.
    */
-  async call(server: string, tool: string, args: Record<string, unknown>, signal: AbortSignal | undefined): Promise<CallResult> {
+  async call(server: string, tool: string, args: Record<string, unknown>, signal: AbortSignal | undefined, trace?: ToolContext["trace"]): Promise<CallResult> {
     const state = this.#states.get(server);
     if (!state) throw new Error(`no MCP server ${server}`);
     if (state.status !== "ready") await this.#await(state);
     if (state.status !== "ready") throw new McpUnavailable(server);
-    const send = () => this.#client.callTool({ serverId: server, name: tool, arguments: args }, { signal, timeout: this.#options.config.callTimeoutMs });
+    // Its requests carry the turn's trace (credentialedFetch reads it from the call's async context).
+    const send = () =>
+      withCallTrace(trace, () =>
+        this.#client.callTool({ serverId: server, name: tool, arguments: args }, { signal, timeout: this.#options.config.callTimeoutMs }),
+      );
     try {
       return await send();
     } catch (error) {

@@ -1,4 +1,5 @@
 import type { ToolSet } from "ai";
+import type { TurnTrace } from "../a2a/trace-context.js";
 import type { z } from "zod";
 import type { AgentConfig } from "../agent/config.js";
 import type { GenerateRequest, GenerateResult } from "../agent/generate.js";
@@ -44,6 +45,14 @@ export interface ToolContext {
   /** This deployment's origin. */
   origin: string;
   signal?: AbortSignal;
+  /**
+   * The turn's trace (docs/telemetry.md "Trace context"): `trace.traceparent()`
+   * is a W3C `traceparent` naming a new span of it, for a tool's own request
+   * to join the trace when its author chooses. Core adds it to no request a
+   * tool makes; a request to a third party that must not learn a caller's
+   * trace sends `freshTraceparent()` (`@dynamicagents/core/a2a`), or nothing.
+   */
+  trace: TurnTrace;
   /**
    * Adds an artifact to the task, from inside a tool's `execute`: streams
    * show it at once and the finished task lists it after the answer, shaped

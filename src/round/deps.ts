@@ -1,3 +1,4 @@
+import type { TraceContext } from "../a2a/trace-context.js";
 import type { AgentConfig } from "../agent/config.js";
 import type { ModelEnv } from "../agent/model-config.js";
 import type { AgentPolicy } from "../agent/policy.js";
@@ -20,6 +21,12 @@ export interface TurnContext {
   origin: string;
   /** The turn's Workflow instance, which the round's events name. */
   turnId?: string;
+  /**
+   * The turn's trace (docs/telemetry.md "Trace context"): the model's and MCP
+   * servers' requests carry it, a new span each, and the round's events name
+   * it. Absent: the turn starts one of its own.
+   */
+  trace?: Pick<TraceContext, "traceId" | "flags">;
 }
 
 /** What a round of the loop came to, for whoever runs it to act on. */
@@ -38,7 +45,7 @@ export interface LoopEvents {
     taskId: string | undefined,
     data: EventCatalogue[N],
     occurrence: readonly (string | number)[],
-    about?: { contextId?: string; turnId?: string },
+    about?: { contextId?: string; turnId?: string; traceId?: string },
   ): void;
   emitPlugin(plugin: string, name: string, taskId: string, data: PluginEventData, occurrence: readonly (string | number)[]): void;
 }

@@ -1,4 +1,5 @@
 import { stepCountIs, type ModelMessage, type StopCondition, type ToolSet } from "ai";
+import type { TurnTrace } from "../a2a/trace-context.js";
 import type { AgentConfig } from "../agent/config.js";
 import { exchangeReport, generateWithFallback } from "../agent/generate.js";
 import type { ModelEnv } from "../agent/model-config.js";
@@ -62,6 +63,8 @@ export interface RoundInput {
   emit?: TurnToolContext["emit"];
   /** Values no log line may carry (the object's event secrets, docs/telemetry.md): a model's error can quote its API key. */
   secrets?: readonly (string | undefined)[];
+  /** The turn's trace: the model's requests and the tools' (`ToolContext.trace`) join it. */
+  trace: TurnTrace;
 }
 
 /** What a round tells about its work as it happens. */
@@ -70,6 +73,8 @@ export interface RoundObserver {
   modelCall(call: Omit<EventCatalogue["model.call"], "round"> & { point: string }): void;
   /** One tool call; `key` is its journal key (stable across a replayed step). */
   toolCall(call: Omit<EventCatalogue["tool.call"], "round"> & { key: string }): void;
+  /** A tool call begins to run. */
+  toolStarted?(call: Omit<EventCatalogue["tool.started"], "round"> & { key: string }): void;
 }
 
 export type RoundResult =
@@ -152,7 +157,7 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
   const observe: ToolCallObserver = (callOptions, verdict) => {
     if (typeof callOptions === "object" && callOptions !== null) verdicts.set(callOptions, verdict);
   };
-  const family = { taskId, origin: input.origin, signal: input.signal, addArtifact: input.addArtifact, emit: input.emit };
+  const family = { taskId, origin: input.origin, signal: input.signal, addArtifact: input.addArtifact, emit: input.emit, trace: input.trace };
   const turnTools = await runtime.tools(family, { cutNote: policy.messages.toolResultCut, observe });
   const pluginTools: ToolSet = {};
   for (const [name, tool] of Object.entries(turnTools.tools)) {
@@ -183,11 +188,13 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
       taskId,
       point,
       interrupted: () => ({ interrupted: true, note: policy.messages.toolInterrupted }),
+      onStart: (call) => input.observer?.toolStarted?.({ key: call.key, tool: call.toolName, callId: call.callId }),
       onCall: (call) => {
         const verdict = typeof call.callOptions === "object" && call.callOptions !== null ? verdicts.get(call.callOptions) : undefined;
         input.observer?.toolCall({
           key: call.key,
           tool: call.toolName,
+          callId: call.callId,
           outcome: call.outcome === "ok" && verdict?.errored ? "error" : call.outcome,
           durationMs: call.durationMs,
           redacted: verdict?.redacted ?? false,
@@ -214,6 +221,7 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
     stopWhen: [delegated, stepCountIs(config.turn.maxSteps), tokenBudgetSpent(config.turn.maxTokensPerTurn - (input.spentTokens ?? 0))],
     models: input.models,
     signal: input.signal,
+    trace: input.trace,
     onText: (event) => (event.kind === "restart" ? input.answer?.restart() : input.answer?.delta(event.text)),
     stream: () => input.answer?.live ?? false,
   });
@@ -221,7 +229,7 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
   if (!result.ok) {
     input.answer?.stop();
     if (result.aborted) return { kind: "canceled" };
-    console.error(`round ${round} of ${taskId} failed on every model`, scrubSecrets(result.errors, input.secrets ?? []));
+    console.error(`round ${round} of ${taskId} failed on every model (trace ${input.trace.traceId})`, scrubSecrets(result.errors, input.secrets ?? []));
     // A failed exchange records no decision: it is always this run's.
     return { kind: "answer", state: "TASK_STATE_FAILED", text: policy.messages.failure, fresh: true };
   }

@@ -1,6 +1,6 @@
 import type { DynamicAgentClass } from "agents";
 import type { AgentConfig } from "../agent/config.js";
-import type { SubagentObject, SubtaskBudget, SubtaskModelCall, SubtaskQuestion, SubtaskRunResult } from "../boundary/index.js";
+import { turnTraceOf, type SubagentObject, type SubtaskBudget, type SubtaskModelCall, type SubtaskQuestion, type SubtaskRunResult } from "../boundary/index.js";
 import type { AgentDB } from "../db/agent-db.js";
 import type { SubtaskRow } from "../db/subtask-store.js";
 import { tokensOf } from "../db/usage-store.js";
@@ -28,7 +28,7 @@ export interface SubagentFacets {
 
 /** What the subtask runner works with. */
 export interface SubtaskRunnerDeps {
-  db: Pick<AgentDB, "subtasks" | "tasks" | "usage" | "countSubtaskCalls">;
+  db: Pick<AgentDB, "subtasks" | "tasks" | "turns" | "usage" | "countSubtaskCalls">;
   config: Pick<AgentConfig, "rounds" | "workspace" | "turn" | "limits">;
   facets: SubagentFacets;
   events: LoopEvents;
@@ -139,6 +139,7 @@ export class SubtaskRunner {
           fingerprint: row.fingerprint,
           workspace: this.deps.config.workspace,
           budget: this.#budgetOf(taskId, row.id),
+          trace: turnTraceOf(this.deps.db.turns.get(taskId)?.paramsJson),
         });
         if (!verdict.ok) {
           // It ran something else under this name: trying again cannot help.

@@ -1,5 +1,6 @@
 import { requestParts } from "../boundary/task-status.js";
-import { tokensOf } from "../db/usage-store.js";
+import { newTrace, turnTrace } from "../a2a/trace-context.js";
+import { tokensOf, usageOf } from "../db/usage-store.js";
 import { AnswerStream } from "./answer-stream.js";
 import { ANSWER_ARTIFACT, addArtifact } from "./artifacts.js";
 import type { LoopDeps, RoundStep, TurnContext } from "./deps.js";
@@ -19,7 +20,8 @@ export async function runTurn(deps: LoopDeps, turn: TurnContext, round: number, 
   // No round past the budget: a turn still going there ends, failed, in the agent's words.
   if (round > config.rounds.maxRounds) return { kind: "done", outcome: { state: "TASK_STATE_FAILED", text: policy.messages.unfinished } };
   const begun = Date.now();
-  const about = { contextId: turn.task.contextId, turnId: turn.turnId };
+  const trace = turnTrace(turn.trace ?? newTrace());
+  const about = { contextId: turn.task.contextId, turnId: turn.turnId, traceId: trace.traceId };
   const result = await runRound({
     taskId,
     round,
@@ -49,6 +51,7 @@ export async function runTurn(deps: LoopDeps, turn: TurnContext, round: number, 
     emit: (plugin, name, data, occurrence) =>
       events.emitPlugin(plugin, name, taskId, data, occurrence === undefined ? [crypto.randomUUID()] : ["plugin", occurrence]),
     secrets: deps.secrets,
+    trace,
   });
   // An answer or a delegation is a decision the round recorded (loop.ts); one decided before (a replayed step) reports nothing again.
   if ((result.kind === "answer" || result.kind === "delegated") && result.fresh) {
@@ -87,20 +90,23 @@ export async function runHandleTask(
   turn: TurnContext,
   options: { signal: AbortSignal; from?: number; progress?: (round: number, text: string) => void },
 ): Promise<{ round: number; step: Exclude<RoundStep, { kind: "continue" }> }> {
+  // One trace for the whole turn, when none was handed in.
+  const traced = turn.trace ? turn : { ...turn, trace: newTrace() };
   for (let round = options.from ?? 1; ; round++) {
-    const step = await runTurn(deps, turn, round, options.signal);
+    const step = await runTurn(deps, traced, round, options.signal);
     if (step.kind !== "continue") return { round, step };
     if (step.text) options.progress?.(round, step.text);
   }
 }
 
 /** What a round's model calls and tools report: events, and the usage budgets are held against. */
-function observerOf(deps: LoopDeps, taskId: string, round: number, about: { contextId: string; turnId?: string }): RoundObserver {
+function observerOf(deps: LoopDeps, taskId: string, round: number, about: { contextId: string; turnId?: string; traceId: string }): RoundObserver {
   return {
     modelCall: ({ point, ...call }) => {
-      deps.db.usage.record(taskId, { inputTokens: call.inputTokens, outputTokens: call.outputTokens, modelCalls: 1 });
+      deps.db.usage.record(taskId, usageOf(call));
       deps.events.emit("model.call", taskId, { round, ...call }, ["model", point], about);
     },
     toolCall: ({ key, ...call }) => deps.events.emit("tool.call", taskId, { round, ...call }, ["tool", key], about),
+    toolStarted: ({ key, ...call }) => deps.events.emit("tool.started", taskId, { round, ...call }, ["tool started", key], about),
   };
 }

@@ -1,6 +1,7 @@
 import type { FilePart, TextPart, UserContent } from "ai";
 import type { AgentConfig } from "../agent/config.js";
 import type { InboundFile, PartWords } from "../agent/policy.js";
+import { TRACEPARENT_HEADER, freshTraceparent } from "../a2a/trace-context.js";
 import { acceptsMediaType, base64Bytes, base64Length, bytesBase64, essenceOf, textOf } from "../a2a/parts.js";
 import type { PartJson } from "../boundary/index.js";
 import { readCapped } from "../plugin/read-capped.js";
@@ -133,7 +134,9 @@ async function fetchCapped(target: URL, maxBytes: number, mediaType: string | un
   const timer = setTimeout(() => timeout.abort(new DOMException("file fetch timed out", "TimeoutError")), FETCH_TIMEOUT_MS);
   const signal = turn ? AbortSignal.any([turn, timeout.signal]) : timeout.signal;
   try {
-    const response = await fetch(target, { redirect: "manual", headers: { Accept: essenceOf(mediaType) ?? "*/*" }, signal });
+    // A trace of its own: a caller's trace id never reaches a third party (docs/telemetry.md "Trace context").
+    const headers = { Accept: essenceOf(mediaType) ?? "*/*", [TRACEPARENT_HEADER]: freshTraceparent() };
+    const response = await fetch(target, { redirect: "manual", headers, signal });
     if (response.status < 200 || response.status > 299) {
       await response.body?.cancel();
       return { ok: false, withheld: "fetch-failed" };

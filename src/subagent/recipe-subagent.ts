@@ -1,6 +1,7 @@
 import { Agent } from "agents";
 import { and, asc, eq } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { turnTrace } from "../a2a/trace-context.js";
 import { resolveConfig, type AgentConfigInput } from "../agent/config.js";
 import { exchangeReport, generateWithFallback, type GenerateResult } from "../agent/generate.js";
 import type { ModelConfig } from "../agent/model-config.js";
@@ -11,7 +12,6 @@ import {
   type HumanAnswer,
   type SubagentObject,
   type SubagentRefusal,
-  type SubtaskBudget,
   type SubtaskModelCall,
   type SubtaskOutcome,
   type SubtaskRunResult,
@@ -99,7 +99,7 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
         {
           chunk: (name, run) => this.#chunk(name, run),
           ask: (name, question) => this.#ask(name, question),
-          generate: (request) => this.#generate(request, config.model, spec.budget),
+          generate: (request) => this.#generate(request, config.model, spec),
           workspace: runtime.workspace({ storage: this.ctx.storage }),
           subtaskId: spec.subtaskId,
           taskId: spec.taskId,
@@ -144,7 +144,7 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
   }
 
   /** The recipe's model call, refused once the budget is spent, recorded as it ends (failed ones too: they are model calls). */
-  async #generate(request: RecipeGenerateRequest, model: ModelConfig, budget: SubtaskBudget | undefined): Promise<GenerateResult> {
+  async #generate(request: RecipeGenerateRequest, model: ModelConfig, { budget, trace }: SubtaskSpec): Promise<GenerateResult> {
     let stopWhen = request.stopWhen;
     if (budget) {
       // What the parent has not counted yet is what its budget does not know of.
@@ -161,7 +161,8 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
       if (stopWhen) stopWhen = [stopWhen].flat().concat(tokenBudgetSpent(budget.tokens - spent));
     }
     const begun = Date.now();
-    const result = await generateWithFallback({ ...request, stopWhen, env: this.env, config: request.config ?? model });
+    const traced = trace ? { trace: turnTrace(trace) } : {};
+    const result = await generateWithFallback({ ...request, stopWhen, env: this.env, config: request.config ?? model, ...traced });
     this.#db
       .insert(recipeCalls)
       .values(exchangeReport(result, Date.now() - begun))

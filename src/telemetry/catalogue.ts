@@ -14,7 +14,18 @@ export interface EventCatalogue {
   /** The turn's Workflow took the task up (`submitted` → `working`). */
   "turn.started": { instanceId: string };
   /** The terminal write: the state the task ended in, the time since it was accepted, what its model calls cost. */
-  "turn.finished": { state: string; durationMs: number; modelCalls: number; inputTokens: number; outputTokens: number; text?: string };
+  "turn.finished": {
+    state: string;
+    durationMs: number;
+    modelCalls: number;
+    inputTokens: number;
+    outputTokens: number;
+    /** Of the input tokens, those the provider served from its cache (present when any were). */
+    cachedInputTokens?: number;
+    /** Of the output tokens, those spent on reasoning (present when any were). */
+    reasoningTokens?: number;
+    text?: string;
+  };
   /** One exchange with the model (its tool steps included), after retries and fallback. */
   "model.call": {
     round: number;
@@ -27,12 +38,18 @@ export interface EventCatalogue {
     steps: number;
     inputTokens: number;
     outputTokens: number;
+    /** Of the input tokens, those the provider reports it served from its cache (present when it reports any). */
+    cachedInputTokens?: number;
+    /** Of the output tokens, those the provider reports spent on reasoning (present when it reports any). */
+    reasoningTokens?: number;
     durationMs: number;
     /** A subagent's call (`RecipeContext.generate`): the subtask it was made for. */
     subtaskId?: string;
   };
-  /** One tool call as the journal saw it: run, replayed from the journal, or reported interrupted. */
-  "tool.call": { round: number; tool: string; outcome: "ok" | "error" | "replayed" | "interrupted"; durationMs: number; redacted: boolean };
+  /** A tool call begins to run (not one replayed from the journal): its `tool.call` follows when it settles, with the same `callId`. */
+  "tool.started": { round: number; tool: string; callId: string };
+  /** One tool call as the journal saw it: run, replayed from the journal, or reported interrupted. `callId`: the model's id of the call. */
+  "tool.call": { round: number; tool: string; callId: string; outcome: "ok" | "error" | "replayed" | "interrupted"; durationMs: number; redacted: boolean };
   "round.finished": { round: number; outcome: "answer" | "delegated" | "ask" | "canceled"; durationMs: number };
   "subtask.started": { round: number; subtaskId: string; type: string };
   "subtask.finished": { round: number; subtaskId: string; type: string; outcome: string; durationMs: number };
@@ -86,6 +103,8 @@ export interface EventScope {
   contextId?: string;
   /** The turn's Workflow instance id. */
   turnId?: string;
+  /** The W3C trace id of the task's turn: the one the send's `traceparent` named, or one started for it (docs/telemetry.md "Trace context"). */
+  traceId?: string;
 }
 
 /** Values a plugin's own event may carry: flat, and scrubbed of secrets like the rest. */

@@ -9,6 +9,8 @@ const SCOPE_KEY = "telemetry.scope";
 export interface EventAbout {
   contextId?: string;
   turnId?: string;
+  /** The task's trace (docs/telemetry.md "Trace context"). */
+  traceId?: string;
 }
 
 interface StoredScope {
@@ -28,8 +30,12 @@ export class ObjectEvents {
 
   constructor(
     private readonly kv: SyncKvStorage,
-    /** A task's context and its open turn's instance, as the object stores them (each read only when not given). */
-    private readonly lookup: { contextOf(taskId: string): string | undefined; turnOf(taskId: string): string | undefined },
+    /** A task's context, its open turn's instance and that turn's trace, as the object stores them (each read only when not given). */
+    private readonly lookup: {
+      contextOf(taskId: string): string | undefined;
+      turnOf(taskId: string): string | undefined;
+      traceOf(taskId: string): string | undefined;
+    },
     private readonly telemetry: () => Telemetry,
   ) {}
 
@@ -48,7 +54,7 @@ export class ObjectEvents {
     return stored ? { tenant: stored.tenant, ...(stored.caller ? { caller: stored.caller } : {}) } : {};
   }
 
-  /** An event about a task: its context and open turn are looked up unless given (a turn's own calls hold both: no read per event). */
+  /** An event about a task: its context, open turn and trace are looked up unless given (a turn's own calls hold them: no read per event). */
   emit<N extends EventName>(name: N, taskId: string | undefined, data: EventCatalogue[N], occurrence: readonly (string | number)[], about?: EventAbout): void {
     void this.telemetry().emit(name, this.#scopeOf(taskId, about), data, occurrence);
   }
@@ -67,6 +73,8 @@ export class ObjectEvents {
       if (context) scope.contextId = context;
       const turn = about.turnId ?? this.lookup.turnOf(taskId);
       if (turn) scope.turnId = turn;
+      const trace = about.traceId ?? this.lookup.traceOf(taskId);
+      if (trace) scope.traceId = trace;
     }
     return scope;
   }

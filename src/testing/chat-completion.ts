@@ -12,14 +12,23 @@ export interface ChatReply {
   /** The answer's text; `null` or absent with tool calls only. */
   content?: string | null;
   toolCalls?: ChatToolCall[];
-  /** What the completion says it cost; default 1 input and 1 output token. */
-  usage?: { inputTokens: number; outputTokens: number };
+  /**
+   * What the completion says it cost; default 1 input and 1 output token. Of
+   * them, cached input and reasoning tokens are reported as OpenAI's API does
+   * (`prompt_tokens_details`, `completion_tokens_details`) when given.
+   */
+  usage?: { inputTokens: number; outputTokens: number; cachedInputTokens?: number; reasoningTokens?: number };
 }
 
 /** A non-streamed completion: one choice, `tool_calls` when the reply calls tools, token counts of 1 unless the reply says. */
 export function chatCompletionBody(reply: ChatReply, model: string) {
   const calls = reply.toolCalls ?? [];
-  const { inputTokens: input, outputTokens: output } = reply.usage ?? { inputTokens: 1, outputTokens: 1 };
+  const {
+    inputTokens: input,
+    outputTokens: output,
+    cachedInputTokens: cached,
+    reasoningTokens: reasoning,
+  } = reply.usage ?? { inputTokens: 1, outputTokens: 1 };
   const message = {
     role: "assistant",
     content: reply.content ?? null,
@@ -39,7 +48,13 @@ export function chatCompletionBody(reply: ChatReply, model: string) {
     created: Math.floor(Date.now() / 1000),
     model,
     choices: [{ index: 0, message, finish_reason: calls.length ? "tool_calls" : "stop" }],
-    usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
+    usage: {
+      prompt_tokens: input,
+      completion_tokens: output,
+      total_tokens: input + output,
+      ...(cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: cached } }),
+      ...(reasoning === undefined ? {} : { completion_tokens_details: { reasoning_tokens: reasoning } }),
+    },
   };
 }
 

@@ -4,7 +4,7 @@ export { chatCompletionBody, chatCompletionEvents, chatCompletionReply, type Cha
 export { createAgentHarness, type AgentHarness, type AgentHarnessOptions, type HarnessAnswer } from "./agent-harness.js";
 export { makeDoHelpers } from "./do-helpers.js";
 export { makeGatekeeperToken, type GatekeeperTokenOptions } from "./gatekeeper-token.js";
-export { interceptGatekeeper, type CapturedPush, type GatekeeperIntercept, type InterceptOptions } from "./intercept-gatekeeper.js";
+export { interceptGatekeeper, type CapturedPush, type GatekeeperIntercept, type InterceptOptions, type SentRequest } from "./intercept-gatekeeper.js";
 export {
   AGENT_FIXTURE_JWK,
   GATEKEEPER_FIXTURE_JWK,

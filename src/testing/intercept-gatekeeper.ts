@@ -10,9 +10,17 @@ export interface CapturedPush {
   body: { task?: any; statusUpdate?: any };
 }
 
+/** One request the Worker sent out, as a plain record: its method and URL, and its W3C trace context headers when it carried them. */
+export interface SentRequest {
+  method: string;
+  url: string;
+  traceparent?: string;
+  tracestate?: string;
+}
+
 export interface GatekeeperIntercept extends Disposable {
-  /** Every request the Worker sent out while intercepted, as plain records (method and URL). */
-  readonly requests: Array<{ method: string; url: string }>;
+  /** Every request the Worker sent out while intercepted, as plain records (docs/telemetry.md "Trace context" says which carry a trace). */
+  readonly requests: SentRequest[];
   /** Every push the gatekeeper accepted (answered 2xx), in order. */
   readonly pushes: CapturedPush[];
   /** What the gatekeeper's JWKS serves; replace it to rotate keys mid-spec. */
@@ -74,7 +82,8 @@ export function interceptGatekeeper(options: InterceptOptions): GatekeeperInterc
     const request = new Request(input, init);
     // Plain records: a Request belongs to the Durable Object that made it and
     // cannot be read from the spec while that object is still busy.
-    intercept.requests.push({ method: request.method, url: request.url });
+    const [traceparent, tracestate] = [request.headers.get("traceparent"), request.headers.get("tracestate")];
+    intercept.requests.push({ method: request.method, url: request.url, ...(traceparent ? { traceparent } : {}), ...(tracestate ? { tracestate } : {}) });
     const url = new URL(request.url);
     const isPush = request.method === "POST" && pushOrigins.has(url.origin);
     const custom = options.respond ? await options.respond(request.clone()) : undefined;

@@ -1,6 +1,7 @@
 import { signCallbackJwt } from "../a2a/callback-jwt.js";
 import { pushTarget, validatePushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
+import { TRACEPARENT_HEADER, TRACESTATE_HEADER, childTraceparent, type TraceContext } from "../a2a/trace-context.js";
 import { A2A_JSON, EVENT_SEQ_HEADER, NOTIFICATION_TOKEN_HEADER } from "../a2a/wire.js";
 import type { StreamEventJson } from "../boundary/index.js";
 const ATTEMPT_TIMEOUT_MS = 15_000;
@@ -46,14 +47,18 @@ export async function deliverPush(options: {
   allowlist: ReadonlySet<string>;
   /** The task the push is about: the callback JWT's task claim. */
   taskId: string;
+  /** The turn's trace: each attempt is a new span of it, with the caller's `tracestate` (the gatekeeper is the one who sent it). */
+  trace?: TraceContext;
   fetch?: typeof fetch;
 }): Promise<PushAttempt> {
   const target = pushTarget(String((options.config as { url?: unknown } | null)?.url ?? ""));
+  // Each log line ends naming the turn's trace (docs/telemetry.md "Trace context").
+  const trace = options.trace ? ` (trace ${options.trace.traceId})` : "";
   let config: ReturnType<typeof validatePushConfig>;
   try {
     config = validatePushConfig(options.config, options.allowlist, "the push config");
   } catch (error) {
-    console.warn(`push to ${target} skipped: ${error instanceof Error ? error.message : String(error)}`);
+    console.warn(`push to ${target} skipped: ${error instanceof Error ? error.message : String(error)}${trace}`);
     return { kind: "skipped" };
   }
   const headers: Record<string, string> = { "Content-Type": A2A_JSON };
@@ -65,6 +70,10 @@ export async function deliverPush(options: {
   }
   if (config.token) headers[NOTIFICATION_TOKEN_HEADER] = config.token;
   headers[EVENT_SEQ_HEADER] = String(options.seq);
+  if (options.trace) {
+    headers[TRACEPARENT_HEADER] = childTraceparent(options.trace);
+    if (options.trace.state) headers[TRACESTATE_HEADER] = options.trace.state;
+  }
   // Cleared when the attempt settles, unlike `AbortSignal.timeout`, which
   // stays armed for its full period and keeps the isolate busy.
   const controller = new AbortController();
@@ -83,13 +92,13 @@ export async function deliverPush(options: {
   } catch (error) {
     // A fetch error may quote the URL it failed on, query and all: say what
     // happened without it.
-    console.warn(`push to ${target} got no answer: ${withoutUrl(error, config.url, target)}`);
+    console.warn(`push to ${target} got no answer: ${withoutUrl(error, config.url, target)}${trace}`);
     return { kind: "transient", status: 0 };
   } finally {
     clearTimeout(timer);
   }
   const kind = classifyPushStatus(status);
-  if (kind !== "delivered") console.warn(`push to ${target} answered HTTP ${status} (${kind})`);
+  if (kind !== "delivered") console.warn(`push to ${target} answered HTTP ${status} (${kind})${trace}`);
   return { kind, status };
 }
 

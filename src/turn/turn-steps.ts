@@ -88,6 +88,7 @@ export function eventScope(turn: RunningTurn, contextId?: string): EventScope {
     taskId: turn.taskId,
     ...(contextId ? { contextId } : {}),
     turnId: turn.instanceId,
+    ...(turn.trace ? { traceId: turn.trace.traceId } : {}),
   };
 }
 

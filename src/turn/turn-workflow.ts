@@ -384,6 +384,7 @@ export abstract class TurnWorkflowBase<
       origin: turn.origin,
       allowlist: this.#gatekeeperOrigins(),
       taskId: turn.taskId,
+      trace: turn.trace,
     });
     const status = "status" in attempt ? attempt.status : 0;
     // In the step that makes the attempt: a re-run of it is the same occurrence, with the same id.
@@ -482,10 +483,10 @@ export abstract class TurnWorkflowBase<
       const found = verdict.value;
       const { seq, statusUpdate } = found.status;
       const key = await loadSigningKey(this.env.A2A_SIGNING_KEY);
-      const allowlist = this.#gatekeeperOrigins();
+      const push = { body: { statusUpdate }, seq, key, allowlist: this.#gatekeeperOrigins(), origin: turn.origin, taskId: turn.taskId, trace: turn.trace };
       for (const config of found.configs) {
         try {
-          const attempt = await deliverPush({ config, body: { statusUpdate }, seq, key, origin: turn.origin, allowlist, taskId: turn.taskId });
+          const attempt = await deliverPush({ config, ...push });
           if (attempt.kind === "delivered") sent++;
         } catch (error) {
           console.warn(`status push for ${turn.taskId} failed (best effort)`, error);

@@ -7,6 +7,7 @@ import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
 import { cardInputModes } from "../a2a/parts.js";
 import { loadPreviousPublicKeys } from "../a2a/previous-keys.js";
 import { loadSigningKey } from "../a2a/signing-key.js";
+import { TRACEPARENT_HEADER, TRACESTATE_HEADER, traceOfRequest } from "../a2a/trace-context.js";
 import { A2A_PATH, CARD_PATH, JWKS_PATH } from "../a2a/wire.js";
 import { ConfigError } from "../errors/index.js";
 import { CardCache } from "./card-cache.js";
@@ -127,6 +128,8 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
       signingKey: () => loadSigningKey(c.env.A2A_SIGNING_KEY),
       cards,
       lastEventId: c.req.header("Last-Event-ID"),
+      // A malformed one is ignored, never refused (docs/telemetry.md "Trace context").
+      trace: traceOfRequest(c.req.header(TRACEPARENT_HEADER), c.req.header(TRACESTATE_HEADER)),
     });
     if (result instanceof EventStream) {
       const timing = { heartbeatMs, maxLifetimeMs, tokenExp: caller.claims.exp!, now };

@@ -5,6 +5,7 @@ import { acceptsMediaType, partMediaType } from "../a2a/parts.js";
 import { readProtoNames, type MessageName } from "../a2a/proto-names.js";
 import { validateCallerPushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
+import type { TraceContext } from "../a2a/trace-context.js";
 import { HITL_RESPONSE_TYPE } from "../a2a/wire.js";
 import { unwrap, type CallerObject, type MessageJson, type PartJson, type PushConfigJson, type TurnToStart } from "../boundary/index.js";
 import type { CardCache } from "./card-cache.js";
@@ -37,6 +38,8 @@ export interface CallContext {
   agent: (fresh?: boolean) => CallerObject;
   /** The request's `Last-Event-ID` header (SubscribeToTask). */
   lastEventId?: string;
+  /** The request's well-formed `traceparent` (and `tracestate`): a turn a send starts continues it. */
+  trace?: TraceContext;
   /** Starts a turn the object accepted, past the reply (never delays it). */
   startTurn: (turn: TurnToStart) => void;
   signingKey: () => Promise<SigningKey>;
@@ -74,6 +77,7 @@ async function accept(params: Record<string, unknown>, ctx: CallContext, stream 
       immediate: input.returnImmediately,
       ...(input.acceptedOutputModes ? { acceptedOutputModes: input.acceptedOutputModes } : {}),
       ...(stream ? { stream: true as const } : {}),
+      ...(ctx.trace ? { trace: ctx.trace } : {}),
     }),
   );
   if ("message" in begun) return { input, message: begun.message };

@@ -61,6 +61,8 @@ export class McpMarkerAgent extends DynamicAgent<Cloudflare.Env> {
         connectTimeoutMs: 1_000,
         callTimeoutMs: 30_000,
       },
+      // A file a message names by URL is fetched from here (test/trace.spec.ts: with a trace of its own).
+      parts: { fetchAllowlist: ["https://files.test"] },
     };
   }
   protected override agentPlugins(): AgentPlugin[] {

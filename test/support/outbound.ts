@@ -6,6 +6,7 @@ import {
   readChatRequest,
   type CapturedPush,
   type ModelRequest,
+  type SentRequest,
 } from "@dynamicagents/core/testing";
 import { GATEKEEPER, LOOPBACK_GATEKEEPER, OTHER_GATEKEEPER } from "./constants.js";
 import { gatekeeperKey } from "./gatekeeper.js";
@@ -22,7 +23,7 @@ export interface Outbound {
    * Request objects: those belong to the Durable Object that made them and
    * cannot be read from the spec while that object is still busy.
    */
-  requests: Array<{ method: string; url: string }>;
+  requests: SentRequest[];
   /** What the gatekeepers' JWKS endpoints currently serve (both gatekeepers publish the same keys). */
   jwks: { keys: unknown[] };
   /** Responses for specific URLs (pushes or anything else), given the request; a push URL answers 200 otherwise. */

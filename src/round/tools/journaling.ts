@@ -16,12 +16,16 @@ export interface JournalOptions {
   interrupted: (toolName: string) => unknown;
   /** Hears each call once it is settled: run (and how it went), replayed from the journal, or reported interrupted. */
   onCall?: (call: JournaledCall) => void;
+  /** Hears a call as it begins to run (never one replayed or reported interrupted). */
+  onStart?: (call: Pick<JournaledCall, "key" | "toolName" | "callId">) => void;
 }
 
 /** One call as the journal saw it. `key` names the call within its task (stable across replays). */
 interface JournaledCall {
   key: string;
   toolName: string;
+  /** The model's id of the call (`toolCallId`). */
+  callId: string;
   outcome: "ok" | "error" | "replayed" | "interrupted";
   durationMs: number;
   /** The options the tool's `execute` was called with: what a redaction verdict is keyed by. */
@@ -43,8 +47,9 @@ export function journaled(tools: ToolSet, options: JournalOptions): ToolSet {
     const occurrence = occurrences.get(base) ?? 0;
     occurrences.set(base, occurrence + 1);
     const key = `${base}#${occurrence}`;
+    const callId = String((callOptions as { toolCallId?: unknown } | undefined)?.toolCallId ?? "");
     const told = (outcome: JournaledCall["outcome"], started: number) =>
-      options.onCall?.({ key, toolName, outcome, durationMs: Date.now() - started, callOptions });
+      options.onCall?.({ key, toolName, callId, outcome, durationMs: Date.now() - started, callOptions });
     const started = Date.now();
     const recorded = options.journal.get(options.taskId, key);
     if (recorded?.status === "finished") {
@@ -55,6 +60,7 @@ export function journaled(tools: ToolSet, options: JournalOptions): ToolSet {
       told("interrupted", started);
       return options.interrupted(toolName);
     }
+    options.onStart?.({ key, toolName, callId });
     let output: unknown;
     try {
       output = await execute(input, callOptions);
