@@ -158,7 +158,7 @@ export async function runOnce({ session, tenant, text, timeoutMs, stdout = proce
     note(`${tenant}: the turn was not accepted: ${error.message}`);
     return 1;
   }
-  if (turn.taskId) note(`${tenant}: working… (task ${turn.taskId}; the answer streams here, the reply arrives as a signed push)`);
+  if (turn.taskId) note(`${tenant}: working… (task ${turn.taskId}, trace ${turn.traceId}; the answer streams here, the reply arrives as a signed push)`);
   turn.onStatus((status, state) => note(`  · ${status || stateLabel(state)}`));
   turn.onChunk((chunk) => streamed.chunk(tenant, chunk));
   const needsInput = (request) => {
@@ -295,7 +295,9 @@ export function runChat({ session, tenant: initialTenant, tenants, tenantsFrom, 
     }
     running = { turn, startedAt: Date.now() };
     streamed.forget();
-    if (turn.taskId) say(`  … working (task ${short(turn.taskId)}); the answer streams as it is written, the reply arrives as a signed push`);
+    if (turn.taskId) {
+      say(`  … working (task ${short(turn.taskId)}, trace ${turn.traceId}); the answer streams as it is written, the reply arrives as a signed push`);
+    }
     turn.onStatus((status, state) => say(`  · ${status || stateLabel(state)}`));
     turn.onChunk((chunk) => {
       if (running?.turn === turn) streamed.chunk(turn.tenant, chunk);

@@ -7,6 +7,8 @@
 // as their latest `mcp.server` event says.
 import { DEAD_LETTERS_KEY, TERMINAL_STATE_NAMES } from "../../src/a2a/wire.ts";
 import { EVENT_LINE_TYPE } from "../../src/telemetry/catalogue.ts";
+import { TRACE_KEY } from "../../src/a2a/trace-context.ts";
+import { waterfallOf } from "./console-waterfall.mjs";
 import { describeData } from "./events.mjs";
 import { hitlRequestOf, messageText, replyText } from "./session.mjs";
 
@@ -214,7 +216,7 @@ export function taskSummary(tenant, task) {
 /**
  * One task in full, as the detail view shows it: the summary, the request
  * it waits on, its messages, its answer, its dead letters, and its
- * timeline and usage from the events.
+ * waterfall, timeline and usage from the events.
  * @param {string} tenant
  * @param {Record<string, any>} task  GetTask's wire JSON
  * @param {EventLike[]} events  the task's, in time order
@@ -229,6 +231,7 @@ export function taskDetail(tenant, task, events) {
     messages: (task?.history ?? []).map((m) => ({ role: m?.role === "ROLE_AGENT" ? "agent" : "user", text: messageText(m) })),
     deadLetterList: deadLettersOf(task),
     usage: usageOf(events),
+    waterfall: waterfallOf(events, { traceId: typeof task?.metadata?.[TRACE_KEY] === "string" ? task.metadata[TRACE_KEY] : undefined }),
     timeline: events.map(timelineEntry),
   };
 }

@@ -8,7 +8,7 @@
 //   GET  /console                 the page (console/index.html, page.js, page.css: no build, no CDN)
 //   GET  /console/api/overview    tenants (each with its MCP servers' latest status), conversations and tasks
 //                                 (ListTasks per tenant), recent events
-//   GET  /console/api/task        ?tenant=&id=  one task (GetTask) with its timeline and usage
+//   GET  /console/api/task        ?tenant=&id=  one task (GetTask) with its waterfall, timeline and usage
 //   GET  /console/api/stream      server-sent events: each new event, as it is read off wrangler's output
 //   POST /console/api/answer      {tenant, taskId, requestId, optionId?, text?}: SendMessage with a hitl/response part
 //   POST /console/api/redeliver   {tenant, taskId}: CreateTaskPushNotificationConfig to this gatekeeper,
@@ -71,7 +71,11 @@ export function serveConsole({ gatekeeper, session, tenants, events }) {
   // What the gatekeeper itself sees joins the timelines: the pushes it verified and those it refused.
   const onPush = (push) => {
     if (push.identityKey === session.identity.key)
-      events.note("gatekeeper.push", { tenant: push.tenant, taskId: push.taskId }, { kind: push.kind, state: push.state });
+      events.note(
+        "gatekeeper.push",
+        { tenant: push.tenant, taskId: push.taskId },
+        { kind: push.kind, state: push.state, ...(push.traceId ? { traceId: push.traceId } : {}) },
+      );
   };
   const onRefused = (refusal) => events.note("gatekeeper.refused", {}, { check: refusal.check, message: refusal.message });
   gatekeeper.events.on("push", onPush);

@@ -4,6 +4,7 @@
 // through to stdout unchanged. The dev console and `--verbose` read them
 // here: one parser, and one readable sentence per event for both.
 import { EVENT_LINE_TYPE } from "../../src/telemetry/catalogue.ts";
+import { answerLabel } from "./session.mjs";
 
 /**
  * @typedef {import("../../src/telemetry/catalogue.ts").AgentEvent} AgentEvent
@@ -59,7 +60,8 @@ function isEvent(value) {
 const short = (id) => (typeof id === "string" ? id.slice(0, 8) : "?");
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 const ms = (n) => (typeof n === "number" ? (n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${Math.round(n)} ms`) : "? ms");
-const tokens = (d) => `${d.inputTokens ?? 0} in / ${d.outputTokens ?? 0} out tokens`;
+const tokens = (d) =>
+  `${d.inputTokens ?? 0} in / ${d.outputTokens ?? 0} out tokens${d.cachedInputTokens ? ` (${d.cachedInputTokens} cached)` : ""}${d.reasoningTokens ? ` (${d.reasoningTokens} reasoning)` : ""}`;
 const stateName = (s) =>
   String(s ?? "?")
     .replace(/^TASK_STATE_/, "")
@@ -75,12 +77,13 @@ const DETAILS = {
   "turn.finished": (d) => `${stateName(d.state)} after ${ms(d.durationMs)}: ${plural(d.modelCalls ?? 0, "model call")}, ${tokens(d)}${text(d.text)}`,
   "model.call": (d) =>
     `round ${d.round}, ${d.model}${d.fallback ? " (fallback)" : ""}: ${d.outcome}, ${plural(d.steps ?? 0, "step")}, ${tokens(d)}, ${ms(d.durationMs)}${d.retries ? `, ${plural(d.retries, "retry")}` : ""}`,
+  "tool.started": (d) => `round ${d.round}, ${d.tool}: running`,
   "tool.call": (d) => `round ${d.round}, ${d.tool}: ${d.outcome}, ${ms(d.durationMs)}${d.redacted ? ", output redacted" : ""}`,
   "round.finished": (d) => `round ${d.round}: ${d.outcome}, ${ms(d.durationMs)}`,
   "subtask.started": (d) => `round ${d.round}, ${d.type} (subtask ${short(d.subtaskId)})`,
   "subtask.finished": (d) => `round ${d.round}, ${d.type} (subtask ${short(d.subtaskId)}): ${d.outcome}, ${ms(d.durationMs)}`,
   "hitl.asked": (d) => `${d.requestKind} ${short(d.requestId)}, open until ${d.expiresAt}`,
-  "hitl.answered": (d) => `${short(d.requestId)}: ${d.outcome}${d.optionId ? ` (${d.optionId})` : ""}`,
+  "hitl.answered": (d) => `${short(d.requestId)}: ${answerLabel({ optionId: d.optionId }) || d.outcome}`,
   "hitl.expired": (d) => `${short(d.requestId)} expired unanswered`,
   "conversation.compacted": (d) => `${plural(d.folded ?? 0, "message")} folded into the summary, ${ms(d.durationMs)}`,
   "push.attempt": (d) => `config ${d.configId}, seq ${d.seq}, attempt ${d.attempt}: ${d.outcome} (HTTP ${d.status}), ${ms(d.durationMs)}`,
@@ -94,7 +97,7 @@ const DETAILS = {
   "mcp.server": (d) =>
     `${d.server}: ${d.status}${d.reason ? ` (${d.reason})` : ""}${d.status === "ready" ? `, ${plural(d.tools ?? 0, "tool")}` : ""}, ${ms(d.durationMs)}`,
   // What the dev gatekeeper itself saw (not the Worker's): see console.mjs.
-  "gatekeeper.push": (d) => `received a verified ${d.kind} push: ${stateName(d.state)}`,
+  "gatekeeper.push": (d) => `received a verified ${d.kind} push: ${stateName(d.state)}${d.traceId ? ` (trace ${d.traceId})` : ""}`,
   "gatekeeper.refused": (d) => `refused a push (${d.check}): ${d.message}`,
   "console.answered": (d) =>
     `answered ${short(d.requestId)} from the console: ${d.optionId ?? ""}${d.optionId && d.text ? ", " : ""}${d.text ? JSON.stringify(d.text) : ""}`,

@@ -15,10 +15,14 @@
 //     callback JWT verified against the pinned key (alg, kid, jku, iss, aud =
 //     this URL, iat/exp at most five minutes apart) and the notification token
 //     is one it issued, for that agent and that task. Anything else is 401.
+//   - Each call it makes carries a W3C `traceparent` of a trace of its own
+//     (docs/telemetry.md "Trace context"): the turn a send starts is that
+//     trace, and its pushes come back naming it.
 import { EventEmitter } from "node:events";
 import { createServer } from "node:http";
 import { verifyAgentCardSignature } from "@a2a-js/sdk";
 import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from "jose";
+import { TRACEPARENT_HEADER, freshTraceparent, traceOfRequest } from "../../src/a2a/trace-context.ts";
 import { A2A_JSON, CALLBACK_TTL_SECONDS, CARD_PATH, JWKS_PATH, NOTIFICATION_TOKEN_HEADER, TASK_CLAIM, jwksUrlOf } from "../../src/a2a/wire.ts";
 import { makeGatekeeperToken } from "../../src/testing/gatekeeper-token.ts";
 import { postRpc, rpcBody } from "../../src/testing/rpc-client.ts";
@@ -217,7 +221,11 @@ export async function startGatekeeper({ stateDir, port, unpinHint = "npm start -
     if (!tokens.bind(notificationToken, taskId)) {
       throw new PushRefused("notification-token", `the ${NOTIFICATION_TOKEN_HEADER} was issued for another task`);
     }
-    return { agent: pin.origin, tenant: record.tenant, identityKey: record.identityKey, messageId: record.messageId, kind, taskId, state, body, dedupeKey };
+    // The trace the push names: the one this gatekeeper's send started.
+    const traceparent = req.headers[TRACEPARENT_HEADER];
+    const traceId = typeof traceparent === "string" ? traceOfRequest(traceparent)?.traceId : undefined;
+    const { tenant, identityKey, messageId } = record;
+    return { agent: pin.origin, tenant, identityKey, messageId, kind, taskId, state, body, dedupeKey, ...(traceId ? { traceId } : {}) };
   }
 
   /**
@@ -431,18 +439,19 @@ async function fetchJson(url, what) {
 
 /**
  * One JSON-RPC call with a gatekeeper token, `params` as given (name the
- * tenant in them); resolves to the JSON-RPC reply (result or error). Throws
- * when the agent refused the token (HTTP 401), when the answer is no JSON-RPC
- * reply, and when `timeoutMs` passes first.
+ * tenant in them), in a trace of its own unless `traceparent` is given;
+ * resolves to the JSON-RPC reply (result or error). Throws when the agent
+ * refused the token (HTTP 401), when the answer is no JSON-RPC reply, and when
+ * `timeoutMs` passes first.
  * @param {string} endpoint
  * @param {string} token
  * @param {string} method
  * @param {Record<string, unknown>} params
- * @param {{ timeoutMs?: number }} [options]
+ * @param {{ timeoutMs?: number, traceparent?: string }} [options]
  * @returns {Promise<import("../../src/testing/rpc-client.ts").JsonRpcReply>}
  */
-export async function jsonRpc(endpoint, token, method, params, { timeoutMs = 15_000 } = {}) {
-  const { status, text, json, reply } = await postRpc(endpoint, rpcBody(method, params), { token, timeoutMs });
+export async function jsonRpc(endpoint, token, method, params, { timeoutMs = 15_000, traceparent = freshTraceparent() } = {}) {
+  const { status, text, json, reply } = await postRpc(endpoint, rpcBody(method, params), { token, timeoutMs, headers: { [TRACEPARENT_HEADER]: traceparent } });
   if (status === 401) {
     const description = /** @type {{ error_description?: string } | undefined} */ (json)?.error_description;
     throw new Error(`${method}: the agent refused the gatekeeper's token (HTTP 401): ${description ?? text.slice(0, 300)}`);

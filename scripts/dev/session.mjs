@@ -13,6 +13,7 @@
 // expired, or its maximum lifetime passed: the rpc client's `resume`).
 import { randomUUID } from "node:crypto";
 import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE, HITL_TIMEOUT_TYPE, INTERRUPTED_STATE_NAMES, TERMINAL_STATE_NAMES } from "../../src/a2a/wire.ts";
+import { TRACEPARENT_HEADER, freshTraceparent, traceOfRequest } from "../../src/a2a/trace-context.ts";
 import { openRpcStream, rpcBody } from "../../src/testing/rpc-client.ts";
 import { jsonRpc } from "./gatekeeper.mjs";
 
@@ -63,11 +64,13 @@ export class RpcFailed extends Error {
  *   where a turn stops for its caller: it asks a human, a request of it expired unanswered, or it ended
  * @typedef {{
  *   tenant: string, taskId: string, contextId: string, messageId: string,
+ *   traceId: string,
  *   done: Promise<TurnEnd>,
  *   nextStop: () => Promise<TurnStop>,
  *   onStatus: (listener: (text: string, state: string) => void) => void,
  *   onChunk: (listener: (chunk: AnswerChunk) => void) => void,
  * }} Turn
+ *   `traceId`: the W3C trace the send started (the turn's events and requests name it);
  *   `onStatus` and `onChunk` also hand a listener what came before it was added
  * @typedef {{ text?: string, optionId?: string }} HitlAnswer  what the person answered: an option id, text, or both
  */
@@ -238,7 +241,8 @@ export function createSession({ gatekeeper, agent, identity, streamGraceMs = STR
   async function openStream(tenant, method, params, headers = {}) {
     const stream = await openRpcStream(agent.endpoint, rpcBody(method, { ...params, tenant }), {
       token: await token(tenant),
-      headers,
+      // Each call in a trace of its own, unless the caller names one (a send: the turn's).
+      headers: { [TRACEPARENT_HEADER]: freshTraceparent(), ...headers },
       // A stream the agent ends early goes on under a fresh token, from where it stopped.
       resume: { token: () => token(tenant) },
     });
@@ -340,18 +344,34 @@ export function createSession({ gatekeeper, agent, identity, streamGraceMs = STR
     /** @type {TurnEntry} */
     const entry = { tenant, resolve, statuses: replayed(), chunks: replayed(), seenStatuses: new Set(), stops: stopQueue(), lastSeq: 0 };
     turns.set(messageId, entry);
+    // The turn's trace, as the gatekeeper starts it: the Worker's events and requests for the turn name its id.
+    const traceparent = freshTraceparent();
+    const traceId = /** @type {string} */ (traceOfRequest(traceparent)?.traceId);
     let opened;
     try {
-      opened = await openStream(tenant, "SendStreamingMessage", {
-        message: { messageId, role: "ROLE_USER", parts: [{ text }], ...(contextId ? { contextId } : {}) },
-        configuration: { taskPushNotificationConfig: { url: gatekeeper.pushUrl, token: notificationToken } },
-      });
+      opened = await openStream(
+        tenant,
+        "SendStreamingMessage",
+        {
+          message: { messageId, role: "ROLE_USER", parts: [{ text }], ...(contextId ? { contextId } : {}) },
+          configuration: { taskPushNotificationConfig: { url: gatekeeper.pushUrl, token: notificationToken } },
+        },
+        { [TRACEPARENT_HEADER]: traceparent },
+      );
     } catch (error) {
       turns.delete(messageId);
       throw error;
     }
     const { first } = opened;
-    const base = { tenant, messageId, done, nextStop: entry.stops.next, onStatus: (l) => entry.statuses.on(([t, s]) => l(t, s)), onChunk: entry.chunks.on };
+    const base = {
+      tenant,
+      messageId,
+      traceId,
+      done,
+      nextStop: entry.stops.next,
+      onStatus: (l) => entry.statuses.on(([t, s]) => l(t, s)),
+      onChunk: entry.chunks.on,
+    };
     if (first.result?.message) {
       // A message answer: the stream's one event is the whole reply, and no task exists.
       const message = first.result.message;
@@ -498,8 +518,21 @@ export function hitlResponse(requestId, answer) {
 
 function partText(part) {
   if (typeof part?.text === "string") return part.text;
+  // An answer to a request reads as what was answered (`approved`), not as its JSON.
+  if (part?.data?.type === HITL_RESPONSE_TYPE) return answerLabel(part.data) || "answered";
   if (part?.data !== undefined) return JSON.stringify(part.data);
   return "";
+}
+
+/**
+ * What an answer to a request says, in a word or a few: `approved`,
+ * `rejected: not now`, the option chosen, or the words typed.
+ * @param {{ optionId?: unknown, text?: unknown }} answer
+ */
+export function answerLabel({ optionId, text }) {
+  const said = typeof text === "string" ? text : "";
+  const chose = optionId === "approve" ? "approved" : optionId === "reject" ? "rejected" : typeof optionId === "string" ? optionId : "";
+  return [chose, said].filter(Boolean).join(": ");
 }
 
 /** `TASK_STATE_INPUT_REQUIRED` → `input required`. */

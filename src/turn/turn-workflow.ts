@@ -489,11 +489,11 @@ export abstract class TurnWorkflowBase<
           const attempt = await deliverPush({ config, ...push });
           if (attempt.kind === "delivered") sent++;
         } catch (error) {
-          console.warn(`status push for ${turn.taskId} failed (best effort)`, error);
+          console.warn(`status push for ${turn.taskId} failed (best effort)${turn.trace ? ` (trace ${turn.trace.traceId})` : ""}`, error);
         }
       }
     } catch (error) {
-      console.warn(`status of ${turn.taskId} could not be announced (best effort)`, error);
+      console.warn(`status of ${turn.taskId} could not be announced (best effort)${turn.trace ? ` (trace ${turn.trace.traceId})` : ""}`, error);
     }
     return { sent };
   }

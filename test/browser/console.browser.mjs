@@ -8,8 +8,11 @@
 //      verified push) and its token counts (the Worker's model.call events);
 //   2. a turn that asks the human is answered from the page, and the task
 //      goes on to completed (the chat shows the reply too);
-//   3. a push the gatekeeper refused is a dead letter on the page, and the
-//      page's button has it delivered again.
+//   3. a turn is drawn as a waterfall under the trace id the chat printed:
+//      a bar per model and tool call in the order they ran, and a question
+//      answered from the page shown as its answer (`approved`);
+//   4. a push the gatekeeper refused is a dead letter on the page, marked
+//      failed in the waterfall, and the page's button has it delivered again.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -116,10 +119,14 @@ const detailOf = async (id) =>
 async function openTask(asked) {
   const link = page.locator(".task-link", { hasText: asked });
   await link.waitFor({ timeout: UI_TIMEOUT_MS });
+  const id = await link.getAttribute("data-task");
+  expect(id, "the page lists the task by its id").toBeTruthy();
   await link.click();
-  await page.locator("#task-ids").filter({ hasText: "task " }).waitFor({ timeout: UI_TIMEOUT_MS });
-  const id = /task (\S+)/.exec((await page.locator("#task-ids").textContent()) ?? "")?.[1];
-  expect(id, "the page names the task").toBeTruthy();
+  // The task shown is this one, not the one shown before the click.
+  await page
+    .locator("#task-ids")
+    .filter({ hasText: `task ${id} ` })
+    .waitFor({ timeout: UI_TIMEOUT_MS });
   return /** @type {string} */ (id);
 }
 
@@ -166,7 +173,9 @@ describe("the dev console of npm start, in Chromium", () => {
     const asked = "hello from the browser test";
     const mark = stack.mark();
     stack.send(asked);
-    await stack.waitFor(/^assistant ▸ \[offline stand-in model\] .*"hello from the browser test"/m, { from: mark });
+    // The chat prints the answer once, as it streams (▹), then the verified push's short line (▸).
+    await stack.waitFor(/^assistant ▹ \[offline stand-in model\] .*"hello from the browser test"/m, { from: mark });
+    await stack.waitFor(/^assistant ▸ arrived as a signed push and verified: the answer above/m, { from: mark });
 
     await page.goto(CONSOLE);
     await page.locator("#live", { hasText: "live" }).waitFor({ timeout: UI_TIMEOUT_MS });
@@ -218,10 +227,79 @@ describe("the dev console of npm start, in Chromium", () => {
     expect(await timelineText()).toMatch(/answered \S+ from the console: detailed/);
     // The Worker's own account of it: asked, then answered with the option chosen.
     expect(await timelineText()).toMatch(/hitl\.asked.*choice \S+, open until/);
-    expect(await timelineText()).toMatch(/hitl\.answered.*\(detailed\)/);
+    expect(await timelineText()).toMatch(/hitl\.answered.*: detailed/);
+    // The answer in the task's messages is what was chosen, not the hitl/response part's JSON.
+    expect(await page.locator("#messages li.user").allTextContents()).toEqual([expect.stringContaining(asked), "userdetailed"]);
     // The chat was following the same task: it shows the reply of record too.
-    await stack.waitFor(/^assistant ▸ \[offline stand-in model\] .*you answered \{"optionId":"detailed"/m, { from: mark });
+    await stack.waitFor(/^assistant ▹ \[offline stand-in model\] .*you answered \{"optionId":"detailed"/m, { from: mark });
+    await stack.waitFor(/^assistant ▸ arrived as a signed push and verified/m, { from: mark });
     await screenshot("answered");
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("draws a turn as a waterfall under the chat's trace id: a bar per model and tool call, in order, and an approval as its answer", async () => {
+    const asked = "remember the waterfall";
+    const mark = stack.mark();
+    stack.send(asked);
+    // The dev gatekeeper started the turn's trace; the chat names it.
+    const [, traceId] = await stack.waitFor(/^ {2}… working \(task \S+, trace ([0-9a-f]{32})\)/m, { from: mark });
+    await stack.waitFor(/^assistant \? May I run save_note/m, { from: mark });
+
+    const id = await openTask(asked);
+    await page.locator('#request-options button[data-option="approve"]').click();
+    await stateShown("completed");
+    await page.locator("#messages li.user", { hasText: /^userapproved$/ }).waitFor({ timeout: UI_TIMEOUT_MS });
+    await page.locator("#waterfall-trace", { hasText: `trace ${traceId}` }).waitFor({ timeout: UI_TIMEOUT_MS });
+    // The push attempt is the turn's last event: once it is drawn, so is everything before it.
+    await page.locator('#waterfall .bar-row[data-kind="push"]').first().waitFor({ timeout: UI_TIMEOUT_MS });
+    await page.locator("#waterfall .bar-row", { hasText: "approval: approved" }).waitFor({ timeout: UI_TIMEOUT_MS });
+    await screenshot("waterfall");
+
+    // What the page drew, and the console's own account of it, once both have every event (the page refreshes as they arrive).
+    const drawnRows = () =>
+      page.locator("#waterfall .bar-row").evaluateAll((found) =>
+        found.map((row) => ({
+          kind: row.dataset.kind,
+          label: row.querySelector(".bar-label")?.textContent,
+          left: Number.parseFloat(row.querySelector(".bar")?.style.left ?? ""),
+        })),
+      );
+    let detail = await detailOf(id);
+    let rows = await drawnRows();
+    for (let tries = 0; tries < 20 && rows.length !== detail.waterfall.bars.length; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      [detail, rows] = [await detailOf(id), await drawnRows()];
+    }
+    const count = (event) => detail.timeline.filter((e) => e.source === "worker" && e.event === event).length;
+    const why = JSON.stringify({ rows, timeline: detail.timeline.filter((e) => e.source === "worker").map((e) => `${e.at} ${e.event} ${e.text}`) });
+    // The page draws the console's bars, in their order: no bar starts left of the one above it.
+    expect(
+      rows.map((r) => [r.kind, r.label]),
+      why,
+    ).toEqual(detail.waterfall.bars.map((b) => [b.kind, b.label]));
+    expect(
+      rows.every((row, i) => i === 0 || row.left >= rows[i - 1].left),
+      why,
+    ).toBe(true);
+    // A bar per model call (an exchange, its tool steps inside it) and per tool call the Worker logged.
+    const bars = detail.waterfall.bars;
+    const models = bars.filter((b) => b.kind === "model");
+    const tools = bars.filter((b) => b.kind === "tool" || b.kind === "mcp");
+    expect(models, why).toHaveLength(count("model.call"));
+    expect(tools, why).toHaveLength(count("tool.call"));
+    expect(tools.map((b) => b.label)).toEqual(expect.arrayContaining(["save_note", "current_time", "devtools__roll_dice"]));
+    // In the right order: the model asks before a tool runs, and each tool call runs inside the model exchange that called it.
+    expect(bars.findIndex((b) => b.kind === "model")).toBeLessThan(bars.findIndex((b) => b.kind === "tool" || b.kind === "mcp"));
+    for (const tool of tools)
+      expect(
+        models.some((m) => m.startMs <= tool.startMs + 2 && tool.endMs <= m.endMs + 2),
+        why,
+      ).toBe(true);
+    // The question the turn waited on sits between the exchange that asked it and the one its answer resumed.
+    const question = bars.findIndex((b) => b.kind === "question");
+    expect(bars.slice(0, question).some((b) => b.kind === "model")).toBe(true);
+    expect(bars.slice(question).some((b) => b.kind === "model")).toBe(true);
+    expect(rows[0]).toMatchObject({ kind: "turn", left: 0 });
     expect(pageErrors).toEqual([]);
   });
 
@@ -254,6 +332,9 @@ describe("the dev console of npm start, in Chromium", () => {
     expect(await page.locator("#dead-letter-rows tr").allTextContents()).toEqual([expect.stringMatching(/^unheard\d+401\d{4}-/)]);
     // The Worker logged the refused attempt and the letter.
     await page.locator("#timeline tr", { hasText: /push\.dead_lettered.*config unheard, seq \d+ given up \(HTTP 401\)/ }).waitFor({ timeout: UI_TIMEOUT_MS });
+    // The refused attempt is marked failed in the waterfall.
+    await page.locator('#waterfall .bar-row[data-kind="push"][data-failed="true"]', { hasText: "push unheard" }).waitFor({ timeout: UI_TIMEOUT_MS });
+    expect(await page.locator('#waterfall .bar-row[data-kind="push"][data-failed="true"] .bar.failed').count()).toBeGreaterThan(0);
     await screenshot("dead-letter");
     await page.locator("#redeliver").click();
     await page.locator("#timeline tr", { hasText: "received a verified task push: completed" }).waitFor({ timeout: 90_000 });

@@ -12,6 +12,8 @@ import { closeServer, listen, readBody, sendJson } from "../../scripts/dev/http.
 import { MESSAGE_REPLY, createSession, hitlRequestOf } from "../../scripts/dev/session.mjs";
 import { printable } from "../../scripts/dev/terminal.mjs";
 
+/** The trace id of the fakes' turns (what the dev gatekeeper started for each). */
+const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLEAR_SCREEN = "\x1b[2J\x1b[H";
 const RETITLE = "\x1b]0;you have been owned\x07";
 const CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x1b\\";
@@ -54,6 +56,7 @@ function hostileSession({ endState = "TASK_STATE_COMPLETED", sendFails = false }
         taskId: `${EVIL}task`,
         contextId: `${EVIL}ctx`,
         messageId: "m1",
+        traceId: TRACE_ID,
         done: Promise.resolve(end),
         nextStop: async () => /** @type {const} */ ({ kind: "end", end }),
         // Status pushes land while the turn runs, and the answer streams.
@@ -171,6 +174,7 @@ function streamingSession(chunks, { reply = chunks.map((c) => c.text).join(""), 
         taskId: "task-1",
         contextId: "ctx-1",
         messageId: "m1",
+        traceId: TRACE_ID,
         done: new Promise(() => {}),
         nextStop: stops.next,
         onStatus: (listener) => statusListeners.push(listener),
@@ -341,6 +345,7 @@ function askingSession({ asks = () => undefined } = {}) {
         // As the server does: the conversation named, else a new one.
         contextId: options.contextId ?? `ctx-${n}-0000`,
         messageId: `m${n}`,
+        traceId: TRACE_ID,
         done: new Promise(() => {}),
         nextStop: stops.next,
         onStatus: () => {},

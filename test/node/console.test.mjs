@@ -11,6 +11,8 @@ import { DEAD_LETTERS_KEY, HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE } from "../../s
 import { EVENT_LINE_TYPE } from "../../src/telemetry/catalogue.ts";
 import { serveConsole } from "../../scripts/dev/console.mjs";
 import { conversationsOf, createEventLog, taskDetail, taskSummary, timelineEntry, usageOf } from "../../scripts/dev/console-model.mjs";
+import { waterfallOf } from "../../scripts/dev/console-waterfall.mjs";
+import { messageText } from "../../scripts/dev/session.mjs";
 import { describeEvent, parseEventLine } from "../../scripts/dev/events.mjs";
 import { startGatekeeper } from "../../scripts/dev/gatekeeper.mjs";
 
@@ -132,7 +134,7 @@ describe("describeEvent: one readable line per event", () => {
     expect(lines).toContainEqual(expect.stringContaining("round 1, primary-model (fallback): ok, 1 step, 200 in / 30 out tokens, 588 ms, 1 retry"));
     expect(lines).toContainEqual(expect.stringContaining("tool.call          assistant task 0dd04eeb  round 1, current_time: ok, 3 ms"));
     expect(lines).toContainEqual(expect.stringContaining("hitl.asked         assistant task 0dd04eeb  approval r-1, open until 2026-12-03T05:00:00.000Z"));
-    expect(lines).toContainEqual(expect.stringContaining("hitl.answered      assistant task 0dd04eeb  r-1: approved (approve)"));
+    expect(lines).toContainEqual(expect.stringContaining("hitl.answered      assistant task 0dd04eeb  r-1: approved"));
     expect(lines).toContainEqual(
       expect.stringContaining("turn.finished      assistant task 0dd04eeb  completed after 1.3 s: 2 model calls, 320 in / 44 out tokens"),
     );
@@ -319,6 +321,16 @@ describe("tasks as the page shows them", () => {
     expect(detail.timeline.map((e) => e.event)).toEqual(aTurn().map((e) => e.event));
   });
 
+  it("shows an answer to a request as what was answered, not as its JSON", () => {
+    const answer = (data) => messageText({ role: "ROLE_USER", parts: [{ data: { type: HITL_RESPONSE_TYPE, requestId: "r-1", ...data } }] });
+    expect(answer({ optionId: "approve" })).toBe("approved");
+    expect(answer({ optionId: "reject", text: "not now" })).toBe("rejected: not now");
+    expect(answer({ optionId: "detailed" })).toBe("detailed");
+    expect(answer({ text: "Paris" })).toBe("Paris");
+    // Any other data part is still shown as it is.
+    expect(messageText({ parts: [{ data: { city: "Paris" } }] })).toBe('{"city":"Paris"}');
+  });
+
   it("shows the request a parked task waits on, with its options", () => {
     const detail = taskDetail("assistant", wireTask({ status: { state: "TASK_STATE_INPUT_REQUIRED", message: approval }, artifacts: [] }), []);
     expect(detail.waiting).toBe(true);
@@ -499,5 +511,77 @@ describe("the console's HTTP side", () => {
     const data = JSON.parse(/** @type {string} */ (/^data: (.*)$/m.exec(text)?.[1]));
     expect(data).toMatchObject({ event: "turn.started", source: "worker", text: "instance turn-9", taskId: TASK });
     controller.abort();
+  });
+});
+
+describe("a task's waterfall", () => {
+  const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+  /** Milliseconds past a fixed start, as an event's `at`. */
+  const t = (ms) => new Date(Date.UTC(2026, 11, 2, 5, 0, 0) + ms).toISOString();
+  const ev = (ms, event, data, scope = {}) => ({ ...workerEvent(event, data, { at: t(ms), ...scope }), traceId: TRACE });
+  const model = (ms, durationMs, extra = {}) =>
+    ev(ms, "model.call", {
+      round: 1,
+      model: "primary-model",
+      fallback: false,
+      retries: 0,
+      outcome: "ok",
+      steps: 1,
+      inputTokens: 10,
+      outputTokens: 2,
+      durationMs,
+      ...extra,
+    });
+  const turn = () => [
+    ev(0, "task.accepted", { messageId: "m-1", stream: true, pushConfigs: 1 }),
+    ev(5, "turn.started", { instanceId: "turn-1" }),
+    model(105, 100),
+    ev(106, "tool.started", { round: 1, tool: "current_time", callId: "c-1" }),
+    ev(116, "tool.call", { round: 1, tool: "current_time", callId: "c-1", outcome: "ok", durationMs: 10, redacted: false }),
+    ev(117, "tool.started", { round: 1, tool: "devtools__roll_dice", callId: "c-2" }),
+    ev(140, "tool.call", { round: 1, tool: "devtools__roll_dice", callId: "c-2", outcome: "error", durationMs: 23, redacted: false }),
+    ev(150, "hitl.asked", { requestId: "r-1", requestKind: "approval", expiresAt: t(86_400_000) }),
+    ev(400, "hitl.answered", { requestId: "r-1", outcome: "answered", optionId: "approve" }),
+    ev(410, "subtask.started", { round: 1, subtaskId: "s-1", type: "read_page" }),
+    model(460, 40, { subtaskId: "s-1" }),
+    ev(470, "subtask.finished", { round: 1, subtaskId: "s-1", type: "read_page", outcome: "done", durationMs: 60 }),
+    model(600, 120),
+    ev(610, "turn.finished", { state: "TASK_STATE_COMPLETED", durationMs: 610, modelCalls: 3, inputTokens: 30, outputTokens: 6 }),
+    ev(640, "push.attempt", { configId: "gk-1", seq: 9, attempt: 1, status: 503, outcome: "transient", durationMs: 20 }),
+    ev(700, "push.attempt", { configId: "gk-1", seq: 9, attempt: 2, status: 200, outcome: "delivered", durationMs: 15 }),
+  ];
+
+  it("draws each part of a turn as a bar from its start to its end, in the order they began, failures marked", () => {
+    const w = waterfallOf(turn(), { now: Date.parse(t(10_000)) });
+    expect(w).toMatchObject({ traceId: TRACE, startedAt: t(0), spanMs: 700 });
+    const bars = w.bars.map(({ kind, label, startMs, endMs, failed, running, nested }) => ({ kind, label, startMs, endMs, failed, running, nested }));
+    const bar = (kind, label, startMs, endMs, more = {}) => ({ kind, label, startMs, endMs, failed: false, running: false, nested: false, ...more });
+    expect(bars).toEqual([
+      bar("turn", "turn turn-1", 0, 610),
+      bar("model", "model primary-model", 5, 105),
+      bar("tool", "current_time", 106, 116),
+      bar("mcp", "devtools__roll_dice", 117, 140, { failed: true }),
+      // An answered approval reads as its answer.
+      bar("question", "approval: approved", 150, 400),
+      bar("subtask", "subtask read_page", 410, 470),
+      bar("model", "model primary-model", 420, 460, { nested: true }),
+      bar("model", "model primary-model", 480, 600),
+      bar("push", "push gk-1", 620, 640, { failed: true }),
+      bar("push", "push gk-1", 685, 700),
+    ]);
+  });
+
+  it("keeps a bar open while its part runs: a tool call begun and not ended runs until now", () => {
+    const running = turn().slice(0, 4);
+    const w = waterfallOf(running, { now: Date.parse(t(300)) });
+    expect(w.bars.find((b) => b.kind === "tool")).toMatchObject({ label: "current_time", startMs: 106, endMs: 300, running: true, failed: false });
+    expect(w.bars.find((b) => b.kind === "turn")).toMatchObject({ startMs: 0, endMs: 300, running: true });
+  });
+
+  it("names the task's trace from its metadata, and is in the task's detail", () => {
+    const detail = taskDetail("assistant", wireTask({ metadata: { "https://dynamicagents.dev/trace": "0af7651916cd43dd8448eb211c80319c" } }), turn());
+    expect(detail.waterfall.traceId).toBe("0af7651916cd43dd8448eb211c80319c");
+    expect(detail.waterfall.bars).toHaveLength(10);
+    expect(waterfallOf([]).bars).toEqual([]);
   });
 });

@@ -176,8 +176,37 @@ function renderTask() {
   $("messages").replaceChildren(...d.messages.map((m) => el("li", { class: m.role }, el("span", { class: "role" }, m.role), m.text || "(no text)")));
   $("reply-section").hidden = !d.reply;
   $("reply").textContent = d.reply;
+  renderWaterfall(d.waterfall);
   $("timeline").replaceChildren(...d.timeline.map((e) => timelineRow(e, false)));
   $("timeline-empty").hidden = d.timeline.length > 0;
+}
+
+/**
+ * The task's turns on one time axis: a bar per turn, model call, tool call, MCP call, subtask,
+ * question to a human and push attempt, from its start to its end; failures marked, and what still
+ * runs drawn faint. Positions are set through the CSSOM (the page's CSP allows no style attributes).
+ */
+function renderWaterfall(w) {
+  $("waterfall-trace").textContent = w?.traceId ? `trace ${w.traceId}${w.startedAt ? ` · from ${timeOf(w.startedAt)}` : ""}` : "";
+  $("waterfall-empty").hidden = Boolean(w?.bars.length);
+  if (!w?.bars.length) return $("waterfall").replaceChildren();
+  const span = Math.max(1, w.spanMs);
+  const rows = w.bars.map((b) => {
+    const bar = el("div", {
+      class: `bar kind-${b.kind}${b.failed ? " failed" : ""}${b.running ? " running" : ""}`,
+      title: `${b.label}: ${b.detail} (${Math.round(b.startMs)}–${Math.round(b.endMs)} ms)`,
+    });
+    bar.style.left = `${(100 * b.startMs) / span}%`;
+    bar.style.width = `${(100 * (b.endMs - b.startMs)) / span}%`;
+    return el(
+      "div",
+      { class: `bar-row${b.nested ? " nested" : ""}${b.failed ? " failed" : ""}`, "data-kind": b.kind, "data-failed": b.failed ? "true" : undefined },
+      el("span", { class: "bar-label", title: b.detail }, b.label),
+      el("div", { class: "track" }, bar),
+    );
+  });
+  const axis = el("div", { class: "axis" }, el("span", {}, ""), el("span", {}, `${Math.round(w.spanMs)} ms`));
+  $("waterfall").replaceChildren(...rows, axis);
 }
 
 /** The request the task waits on: an approval's or a choice's options as buttons, and free text where it is allowed. */
