@@ -1,13 +1,16 @@
 // Writes a tree of templates/ into a repository, its placeholders (in paths
-// and contents) replaced. npm leaves `.gitignore` files out of a package, so
-// templates hold `gitignore` and the copy gets its dot back.
+// and contents) replaced. npm leaves `.gitignore` and `.npmrc` files out of a
+// package, so templates hold `gitignore` and `npmrc` and the copy gets its dot back.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const TEMPLATES = fileURLToPath(new URL("../templates/", import.meta.url));
 
-const RENAMED = new Map([["gitignore", ".gitignore"]]);
+const RENAMED = new Map([
+  ["gitignore", ".gitignore"],
+  ["npmrc", ".npmrc"],
+]);
 
 /** @param {string} text @param {Record<string, string>} values */
 const fill = (text, values) => Object.entries(values).reduce((out, [token, value]) => out.replaceAll(token, value), text);

@@ -1,7 +1,7 @@
 import type { AgentConfigInput, AgentPolicy } from "@dynamicagents/core/agent";
 import { ConfigError } from "@dynamicagents/core/errors";
 import { DynamicAgent, type AgentPlugin, type PluginHost } from "@dynamicagents/core/host";
-import { RoundAgentBase, type SubagentClass } from "@dynamicagents/core/round";
+import type { Subagents } from "@dynamicagents/core/round";
 import { RecipeSubagentBase } from "@dynamicagents/core/subagent";
 import type { Env } from "./env.js";
 import { clockPlugin } from "./plugins/clock.js";
@@ -84,7 +84,7 @@ const researcherConfig = (env: Env): AgentConfigInput => ({
 const researcherPlugins = (env: Env): AgentPlugin[] => [researchPlugin({ allowlist: fetchAllowlist(env.FETCH_ALLOWLIST) }), durableWorkspacePlugin()];
 
 /** The `researcher` tenant: a delegating round loop whose subtasks read pages in subagents. */
-export class ResearcherAgent extends RoundAgentBase<Env> {
+export class ResearcherAgent extends DynamicAgent<Env> {
   protected override agentConfig(): AgentConfigInput {
     return researcherConfig(this.env);
   }
@@ -101,8 +101,9 @@ export class ResearcherAgent extends RoundAgentBase<Env> {
     return researchPolicy;
   }
 
-  protected subagentClass(): SubagentClass<Env> {
-    return ResearchSubagent;
+  /** It delegates: its subtasks run in research subagents. */
+  protected override subagents(): Subagents<Env> {
+    return { subagentClass: ResearchSubagent };
   }
 }
 

@@ -8,8 +8,8 @@ import { callsOf, chatCompletionBody, mockModel, scriptedChoices } from "@dynami
 import { tool, type ModelMessage, type ToolSet } from "ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { compactConversation } from "../src/host/conversation.js";
-import { runRound, type RoundInput } from "../src/host/turn-loop.js";
+import { compactConversation } from "../src/round/conversation.js";
+import { runRound, type RoundInput } from "../src/round/loop.js";
 import { assistantPolicy } from "../reference/policy.js";
 import { chatCompletion, chatToolCall, eventually, interceptOutbound, type ModelCall, type Outbound } from "./support/outbound.js";
 import { call, sendParams } from "./support/rpc.js";

@@ -1,13 +1,13 @@
 import { env } from "cloudflare:workers";
 import { introspectWorkflow, type WorkflowIntrospector } from "cloudflare:test";
 import { TaskState } from "@a2a-js/sdk";
-import type { TurnObject } from "@dynamicagents/core/boundary";
 import { callerObjectName } from "@dynamicagents/core/worker";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GATEKEEPER, LOOPBACK_GATEKEEPER, OTHER_GATEKEEPER } from "./support/constants.js";
 import { isolatedEdge } from "./support/isolated-edge.js";
 import { interceptOutbound } from "./support/outbound.js";
 import { call, post, sendParams, userMessage } from "./support/rpc.js";
+import { driven, type DrivenObject } from "./support/turns.js";
 
 const identity = (key: string) => ({ identity: { key } });
 
@@ -305,8 +305,8 @@ describe("ListTasks filters over the edge (A2A 1.0 ListTasksRequest)", () => {
     return task as { id: string; contextId: string; status: { state: string; timestamp: string } };
   };
   /** The caller's object, to finish a held turn as its Workflow would. */
-  const objectOf = (caller: ReturnType<typeof newCaller>): TurnObject =>
-    env.ASSISTANT.get(env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key: caller.identity.key })));
+  const objectOf = (caller: ReturnType<typeof newCaller>): DrivenObject =>
+    driven(env.ASSISTANT.get(env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key: caller.identity.key }))));
 
   it("contextId keeps that conversation's tasks only; an empty one is no filter", async () => {
     using _ = interceptOutbound();

@@ -9,7 +9,7 @@ import {
   pushNotificationNotSupported,
   quotaExceeded,
 } from "@dynamicagents/core/a2a";
-import { settle, unwrap, type AgentNamespace, type TurnObject } from "@dynamicagents/core/boundary";
+import { settle, unwrap, type AgentNamespace } from "@dynamicagents/core/boundary";
 import { ConfigError, DynamicAgentsError } from "@dynamicagents/core/errors";
 import { callerHash } from "@dynamicagents/core/telemetry";
 import { callerObjectName, createA2AWorker } from "@dynamicagents/core/worker";
@@ -21,6 +21,7 @@ import { captureConsole } from "./support/console-capture.js";
 import { isolatedEdge, stubAgent } from "./support/isolated-edge.js";
 import { eventually, interceptOutbound } from "./support/outbound.js";
 import { call, post, sendParams, userMessage } from "./support/rpc.js";
+import { driven, type DrivenObject } from "./support/turns.js";
 
 const ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo";
 const a2aInfo = (reason: string, metadata?: Record<string, string>) => [
@@ -67,8 +68,8 @@ describe("ErrorInfo on every A2A error (A2A 1.0 §9.5)", () => {
     const caller = newCaller();
     const task = (await call("SendMessage", sendParams("hi"), { mint: caller })).body.result.task;
     // The turns here are held: the spec finishes this one as its Workflow would.
-    const object: TurnObject = env.ASSISTANT.get(
-      env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key: caller.identity.key })),
+    const object: DrivenObject = driven(
+      env.ASSISTANT.get(env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key: caller.identity.key }))),
     );
     await object.finishTurn(task.id, { state: "TASK_STATE_COMPLETED", text: "done" });
     const late = await call("CancelTask", { id: task.id }, { mint: caller });

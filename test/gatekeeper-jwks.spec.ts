@@ -54,6 +54,24 @@ describe("gatekeeper key sets", () => {
     expect(jwksFetches(outbound)).toBe(2);
   });
 
+  it("refuse a removed key at once after one token with an unknown kid, past the cooldown (docs/gatekeeper.md: testing a revocation)", async () => {
+    using outbound = interceptOutbound();
+    const { clock, getTask } = clockedEdge();
+    const revoked = await freshKeyPair("gatekeeper-revoked");
+    outbound.jwks = { keys: [gatekeeperKey.publicJwk, revoked.publicJwk] };
+    expect((await getTask(revoked)).status).toBe(200);
+
+    outbound.jwks = { keys: [gatekeeperKey.publicJwk] };
+    clock.now += COOLDOWN;
+    expect((await getTask(revoked)).status).toBe(200); // still cached
+    const throwaway = await freshKeyPair(`throwaway-${crypto.randomUUID()}`);
+    expect((await getTask(throwaway)).status).toBe(401); // an unknown kid: the set is fetched again
+    const refused = await getTask(revoked);
+    expect(refused.status).toBe(401);
+    expect(refused.body.check).toBe("signature");
+    expect(jwksFetches(outbound)).toBe(2);
+  });
+
   it("refetch on unknown kids at most once per cooldown", async () => {
     using outbound = interceptOutbound();
     const { clock, getTask } = clockedEdge();

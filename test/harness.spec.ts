@@ -2,6 +2,8 @@ import { exports } from "cloudflare:workers";
 import { createAgentHarness, makeDoHelpers, scriptedChatModel, setupRecording } from "@dynamicagents/core/testing";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { assistantPolicy } from "../reference/policy.js";
+import { markerEdge } from "./support/isolated-edge.js";
 
 // The spec an agent author writes in their own repo: the harness plays the
 // gatekeeper, and the model's HTTP is replayed from a cassette per test.
@@ -78,6 +80,72 @@ describe("the researcher, end to end", () => {
     // Round 2 was shown both summaries of the pages the subagents read.
     expect(done.artifacts[0].parts[0].text).toMatch(/^echo: Results of the subtasks delegated so far:/);
     expect(done.artifacts[0].parts[0].text).toContain("http://pages.test/page-2");
+  });
+});
+
+describe("harness.answer", () => {
+  /** The assistant's model: saves a note (its tool waits for an approval), then says what came of it. */
+  const noteTaker = () =>
+    scriptedChatModel((request) =>
+      request.toolResults.length === 0 ? { toolCalls: [{ name: "save_note", args: { text: "buy milk" } }] } : `outcome: ${request.toolResults[0]!.content}`,
+    );
+
+  it("approves: waits for the request, answers it, and the tool runs", async () => {
+    const harness = createAgentHarness({ worker: exports.default, tenant: "assistant" });
+    const model = noteTaker();
+    using gatekeeper = harness.interceptGatekeeper({ model });
+
+    const task = await harness.send("remember to buy milk");
+    const answered = await harness.answer(task.id, { optionId: "approve" });
+    expect(answered.status.state).toBe("TASK_STATE_WORKING");
+    const done = await gatekeeper.terminal(task.id);
+    expect(done.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(done.artifacts[0].parts[0].text).toContain('"saved":"buy milk"');
+  });
+
+  it("rejects with a reason: the tool does not run and the model is told, in the agent's words", async () => {
+    const harness = createAgentHarness({ worker: exports.default, tenant: "assistant" });
+    const model = noteTaker();
+    using gatekeeper = harness.interceptGatekeeper({ model });
+
+    const task = await harness.send("remember to buy milk");
+    await harness.answer(task.id, { optionId: "reject", text: "not now" });
+    const done = await gatekeeper.terminal(task.id);
+    expect(done.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(done.artifacts[0].parts[0].text).not.toContain('"saved"');
+    expect(model.requests[1]!.toolResults[0]!.content).toContain(assistantPolicy.hitl.denied);
+  });
+
+  it("answers a question in words, and refuses to wait on a task that never asks", async () => {
+    const harness = createAgentHarness({ worker: exports.default, tenant: "assistant" });
+    const model = scriptedChatModel((request) =>
+      request.toolResults.length === 0
+        ? { toolCalls: [{ name: "ask_user", args: { question: "Which city?" } }] }
+        : `you said: ${request.toolResults[0]!.content}`,
+    );
+    using gatekeeper = harness.interceptGatekeeper({ model });
+    const task = await harness.send("what's the weather?");
+    await harness.answer(task.id, { text: "Paris" });
+    expect((await gatekeeper.terminal(task.id)).artifacts[0].parts[0].text).toContain("Paris");
+
+    // A finished task asks nothing: the harness says so rather than waiting out its time.
+    await expect(harness.answer(task.id, { optionId: "approve" })).rejects.toThrow(`task ${task.id} ended (TASK_STATE_COMPLETED) without asking anything`);
+  });
+});
+
+describe("an MCP tool, as an author's spec proves one", () => {
+  it("the scripted model calls the server's tool (served by createMcpServer in the pool's outbound service) and answers with its result", async () => {
+    // The `mcp` tenant lists the fixture's servers (test/support/mcp-agent.ts), answered by test/support/mcp-fixture.mjs.
+    const harness = createAgentHarness({ worker: markerEdge(), tenant: "mcp" });
+    const model = scriptedChatModel((request) =>
+      request.toolResults.length === 0 ? { toolCalls: [{ name: "docs__lookup", args: { term: "Paris" } }] } : `Looked up: ${request.toolResults[0]!.content}`,
+    );
+    using gatekeeper = harness.interceptGatekeeper({ model });
+
+    const done = await gatekeeper.terminal((await harness.send("look Paris up")).id);
+    expect(model.requests[0]!.tools).toContain("docs__lookup");
+    expect(model.requests[1]!.toolResults[0]!.toolName).toBe("docs__lookup");
+    expect(done.artifacts[0].parts[0].text).toContain("found: Paris");
   });
 });
 

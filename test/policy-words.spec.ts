@@ -3,14 +3,14 @@ import { runInDurableObject } from "cloudflare:test";
 import { callerObjectName } from "@dynamicagents/core/worker";
 import { describe, expect, it } from "vitest";
 import { mark } from "./support/agents.js";
-import type { CallerObject, TurnObject } from "@dynamicagents/core/boundary";
+import type { CallerObject } from "@dynamicagents/core/boundary";
 import { GATEKEEPER, ORIGIN, PUSH_URL } from "./support/constants.js";
 import { markerEdge } from "./support/isolated-edge.js";
 import { useMarkerHarness } from "./support/turn-harness.js";
 import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
 import { reconcileNow } from "./support/reconcile.js";
 import { call, sendParams } from "./support/rpc.js";
-import { openTurnOf } from "./support/turns.js";
+import { driven, openTurnOf, type DrivenObject } from "./support/turns.js";
 import { AgentDB } from "@dynamicagents/core/db";
 import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
 
@@ -199,7 +199,7 @@ describe("no turn ends in between", () => {
   it("a round past the agent's budget is not run: the turn ends failed, unfinished", async () => {
     await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "run" }, new Error("the spec drives this turn")));
     const { task, stub } = await send("marker-researcher", "too many rounds");
-    const agent: TurnObject = stub;
+    const agent: DrivenObject = driven(stub);
     await agent.turnStarted(task.id, ORIGIN);
     // The refused round's outcome is written in the same call.
     expect(await agent.runTurn(task.id, ORIGIN, 3, await openTurnOf(stub, task.id))).toMatchObject({
@@ -222,7 +222,7 @@ describe("never twice at once", () => {
       return chatCompletion("once", c.model);
     };
     const { task, stub } = await send("marker", "run me once");
-    const agent: TurnObject = stub;
+    const agent: DrivenObject = driven(stub);
     await agent.turnStarted(task.id, ORIGIN);
     const instanceId = await openTurnOf(stub, task.id);
     const first = agent.runTurn(task.id, ORIGIN, 1, instanceId);
@@ -249,7 +249,7 @@ describe("a run joined across instances", () => {
       return chatCompletion("once", c.model);
     };
     const who = caller("marker");
-    const object: CallerObject & TurnObject = who.stub;
+    const object: CallerObject & DrivenObject = driven(who.stub);
     // No push config: the round's own call closes the turn's record, with no delivery step after it.
     const begun = await object.beginTask({
       tenant: "marker",
@@ -283,7 +283,7 @@ describe("bounded state", () => {
   it("refuses a turn past the caller's in-flight cap with 429 QUOTA_EXCEEDED and Retry-After, creating nothing", async () => {
     await harness.workflows.modifyAll(async (m) => m.mockStepError({ name: "run" }, new Error("held open")));
     const who = caller("marker");
-    const object: CallerObject & TurnObject = who.stub;
+    const object: CallerObject & DrivenObject = driven(who.stub);
     for (let i = 0; i < 32; i++) {
       const begun = await object.beginTask({
         tenant: "marker",
@@ -308,7 +308,7 @@ describe("bounded state", () => {
 
   it("retention deletes exactly the finished, delivered tasks, and a retry of one's messageId is TaskNotFound and starts nothing", async () => {
     const who = caller("marker");
-    const object: CallerObject & TurnObject = who.stub;
+    const object: CallerObject & DrivenObject = driven(who.stub);
     const begin = async (messageId: string) => {
       const begun = await object.beginTask({
         tenant: "marker",

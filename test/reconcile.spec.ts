@@ -4,7 +4,7 @@ import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
 import { AgentDB } from "@dynamicagents/core/db";
 import { DEFAULT_RECOVERY_POLICY, type RecoveryPolicy } from "@dynamicagents/core/host";
 import { describe, expect, it } from "vitest";
-import { reconcileTurns } from "../src/host/reconcile-turns.js";
+import { reconcileTurns } from "../src/host/recovery.js";
 
 const policy: RecoveryPolicy = { ...DEFAULT_RECOVERY_POLICY, reportWithinMs: 60_000, lostAfterMs: 30_000, maxRedrives: 3 };
 const T0 = 1_800_000_000_000;
@@ -164,7 +164,7 @@ describe("outages are not deaths", () => {
   });
 
   it("only the API's definite not-found counts as a missing instance", async () => {
-    const { isInstanceNotFound } = await import("../src/host/reconcile-turns.js");
+    const { isInstanceNotFound } = await import("../src/host/recovery.js");
     expect(isInstanceNotFound(new Error("(instance.not_found) Instance does not exist"))).toBe(true);
     expect(isInstanceNotFound(new Error("instance.not_found"))).toBe(true);
     expect(isInstanceNotFound(new Error("internal error"))).toBe(false);

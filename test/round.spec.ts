@@ -2,7 +2,6 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { TERMINAL_STATE_NAMES, USAGE_KEY } from "@dynamicagents/core/a2a";
 import { validatePolicy } from "@dynamicagents/core/agent";
-import type { TurnObject } from "@dynamicagents/core/boundary";
 import { AgentDB, type SubtaskRow } from "@dynamicagents/core/db";
 import { createDelegateTool } from "@dynamicagents/core/subtasks";
 import { chatCompletionBody } from "@dynamicagents/core/testing";
@@ -14,7 +13,7 @@ import { callerObjectName } from "@dynamicagents/core/worker";
 import { GATEKEEPER, ORIGIN } from "./support/constants.js";
 import { chatCompletion, chatToolCall, chatToolCalls, eventually, type ModelCall } from "./support/outbound.js";
 import { useTurnHarness } from "./support/turn-harness.js";
-import { openTurnOf } from "./support/turns.js";
+import { driven, openTurnOf, type DrivenObject } from "./support/turns.js";
 import { call, sendParams } from "./support/rpc.js";
 
 const PAGE = (n: number) => `https://developers.cloudflare.com/page-${n}`;
@@ -136,6 +135,22 @@ describe("the round loop", () => {
     expect(progress[0]!.body.statusUpdate.status.message.parts[0].text).toBe("working: round 1, 3 subtasks (3 done)");
   });
 
+  it("leaves only a delegating round's tool call and its result in the conversation: round 2's request holds no empty-answer sentence", async () => {
+    scriptRounds([(c) => chatToolCall("delegate", delegateOf(5), c.model), (c) => chatCompletion("page 5 says 35", c.model)]);
+    await call("SendMessage", sendParams("what does page 5 say?"), { mint: newCaller() });
+    expect((await finished()).at(-1).artifacts[0].parts[0].text).toBe("page 5 says 35");
+    const second = roundCalls()[1]!;
+    // The model never said the policy's sentence: a real model would read it as its own words.
+    expect(second.messages.filter((m) => m.role === "assistant" && m.content === researchPolicy.messages.emptyAnswer)).toEqual([]);
+    // What round 1 said is its delegate call, then that call's result, then (as a user message) the subtasks' results.
+    const after = second.messages.slice(second.messages.findIndex((m) => m.role === "assistant"));
+    expect(after.map((m) => [m.role, m.tool_calls?.map((t) => t.function.name) ?? []])).toEqual([
+      ["assistant", ["delegate"]],
+      ["tool", []],
+      ["user", []],
+    ]);
+  });
+
   it("counts the summaries the subagents wrote as the turn's: in the task's usage and the caller's day", async () => {
     scriptRounds([(c) => chatToolCall("delegate", delegateOf(11, 12), c.model), (c) => chatCompletion("both read", c.model)]);
     const model = harness.outbound.model;
@@ -218,7 +233,7 @@ describe("durable subtasks", () => {
     const caller = newCaller();
     const task = (await call("SendMessage", sendParams(text), { mint: caller })).body.result.task;
     const stub = researcher(caller.identity.key);
-    const agent: TurnObject = stub;
+    const agent: DrivenObject = driven(stub);
     expect(await agent.turnStarted(task.id, ORIGIN)).toEqual({ ok: true, value: { proceed: true, state: "TASK_STATE_WORKING" } });
     return { caller, task, agent, instanceId: await openTurnOf(stub, task.id) };
   }

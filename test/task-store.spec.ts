@@ -1,13 +1,14 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
-import type { BeginTask, CallerObject, TurnObject } from "@dynamicagents/core/boundary";
+import type { BeginTask, CallerObject } from "@dynamicagents/core/boundary";
 import { AgentDB } from "@dynamicagents/core/db";
-import { sweepOnce } from "../src/host/retention.js";
+import { sweepOnce } from "../src/host/recovery.js";
 import { describe, expect, it } from "vitest";
 import { ORIGIN, PUSH_URL } from "./support/constants.js";
 import { interceptOutbound } from "./support/outbound.js";
 import { call, userMessage } from "./support/rpc.js";
+import { driven, type DrivenObject } from "./support/turns.js";
 
 const pushConfig = { url: PUSH_URL, token: "t" };
 
@@ -15,8 +16,8 @@ const pushConfig = { url: PUSH_URL, token: "t" };
  * A fresh caller's object, through the boundary the edge and the Workflow use
  * (real RPC into its Durable Object, its SQLite migrated by the constructor).
  */
-function freshAgent(): CallerObject & TurnObject & { id: DurableObjectId } {
-  return env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
+function freshAgent(): CallerObject & DrivenObject & { id: DurableObjectId } {
+  return driven(env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID())));
 }
 type Agent = ReturnType<typeof freshAgent>;
 

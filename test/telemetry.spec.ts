@@ -12,7 +12,7 @@ import { markerEdge } from "./support/isolated-edge.js";
 import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
 import { call, sendParams } from "./support/rpc.js";
 import { useMarkerHarness } from "./support/turn-harness.js";
-import { openTurnOf } from "./support/turns.js";
+import { driven, openTurnOf, type DrivenObject } from "./support/turns.js";
 
 // The event catalogue (docs/telemetry.md) as an operator reads it: each
 // event once per occurrence, with its documented fields and scope, nothing
@@ -165,7 +165,8 @@ describe("replays", () => {
     const before = events.map((e) => e.eventId);
     const instanceId = await turnOf(task.id);
     // The Workflow's steps again, as a retry after a crash would call them.
-    await runInDurableObject(objectOf(caller), async (instance: TurnObject) => {
+    await runInDurableObject(objectOf(caller), async (object: TurnObject) => {
+      const instance: DrivenObject = driven(object);
       await instance.turnStarted(task.id, "https://agents.test");
       await instance.runTurn(task.id, "https://agents.test", 1, instanceId);
       await instance.finishTurn(task.id);

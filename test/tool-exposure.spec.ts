@@ -9,10 +9,10 @@ import { tool, type ToolSet } from "ai";
 import type { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { FIND_TOOLS_TOOL } from "../src/host/find-tools.js";
-import { exposureOf, planExposure } from "../src/host/tool-exposure.js";
-import { rankTools } from "../src/host/tool-ranker.js";
-import { runRound, type RoundInput } from "../src/host/turn-loop.js";
+import { FIND_TOOLS_TOOL } from "../src/round/tools/find-tools.js";
+import { exposureOf, planExposure } from "../src/round/tools/exposure.js";
+import { rankTools } from "../src/round/tools/ranker.js";
+import { runRound, type RoundInput } from "../src/round/loop.js";
 import { assistantPolicy } from "../reference/policy.js";
 
 const FIND_WORDS = "Finds the tools that fit a task: say what you need done.";

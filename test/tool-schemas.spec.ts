@@ -2,7 +2,7 @@ import { jsonSchema, tool, type Tool } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { chooseModels } from "@dynamicagents/core/agent";
-import { schemasOnce } from "../src/host/tool-schemas.js";
+import { schemasOnce } from "../src/round/tools/schemas.js";
 
 const schemaOf = (tools: Record<string, Tool>, name: string) => tools[name]!.inputSchema as { jsonSchema: unknown };
 

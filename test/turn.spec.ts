@@ -10,7 +10,7 @@ import { call, referenceWorker, sendParams } from "./support/rpc.js";
 import { assistantPolicy } from "../reference/policy.js";
 import { turnInstanceId, type CallerObject, type TurnObject } from "@dynamicagents/core/boundary";
 import { isReconcilingNow, reconcileNow } from "./support/reconcile.js";
-import { openTurnOf } from "./support/turns.js";
+import { driven, openTurnOf, type DrivenObject } from "./support/turns.js";
 import { DEAD_LETTERS_KEY, EVENT_SEQ_HEADER } from "@dynamicagents/core/a2a";
 import { captureConsole } from "./support/console-capture.js";
 
@@ -214,7 +214,7 @@ describe("accept, then notify", () => {
     const task = (await call("SendMessage", sendParams("survive"), { mint: caller })).body.result.task;
     await (await onlyInstance()).waitForStatus("errored");
     const stub = agentOf(caller.identity.key);
-    const agent: TurnObject = stub;
+    const agent: DrivenObject = driven(stub);
     const instanceId = await openTurnOf(stub, task.id);
 
     await evictDurableObject(stub);

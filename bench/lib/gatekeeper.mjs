@@ -217,7 +217,7 @@ function parseJson(body) {
  * turn's: `DynamicAgent.summarize` (src/host/dynamic-agent.ts) calls the model
  * with the agent's `messages.summarize` as its instructions (the system
  * message), one user message, the transcript (`compactConversation` in
- * src/host/conversation.ts: one JSON document a line, the previous summary's
+ * src/round/conversation.ts: one JSON document a line, the previous summary's
  * and then the folded messages'), and no tools; a turn's request always
  * carries the agent's tools (the `assistant` has four).
  */

@@ -2,11 +2,9 @@ import { HITL_TIMEOUT_TYPE } from "@dynamicagents/core/a2a";
 import type { AgentConfigInput, AgentPolicy } from "@dynamicagents/core/agent";
 import type { MessageJson, TaskJson, TurnOutcome } from "@dynamicagents/core/boundary";
 import { DynamicAgent, type TurnContext } from "@dynamicagents/core/host";
+import type { RoundStep } from "@dynamicagents/core/round";
 import type { Env } from "../env.js";
 import { RESUBSCRIBE_HOLD_MS, scenarioOf, type Scenario } from "./scenarios.js";
-
-/** What one round comes to, as the lifecycle takes it (the type of the seam this agent fills). */
-type RoundStep = Awaited<ReturnType<DynamicAgent<Env>["runRound"]>>;
 
 /**
  * The words the platform says for this agent: the lifecycle's, the
@@ -122,20 +120,14 @@ export class ConformanceAgent extends DynamicAgent<Env> {
   }
 
   /**
-   * `tck-stream-002` completes straight from SUBMITTED: the terminal write
-   * comes before the start would mark the task working, which then finds it
-   * terminal and runs no round. Every other task starts as usual.
+   * `tck-stream-002` completes straight from SUBMITTED: the turn ends as it
+   * starts, before the task is marked working, and runs no round. Every
+   * other task starts as usual.
    */
-  override async turnStarted(taskId: string, origin: string) {
-    const row = this.agentDb.tasks.get(taskId);
-    if (row?.state === "TASK_STATE_SUBMITTED") {
-      const task = JSON.parse(row.taskJson) as TaskJson;
-      const opening = latestUserMessage(task);
-      if (opening && scenarioOf(opening.messageId).kind === "completed-at-once") {
-        await this.finishTurn(taskId, { state: "TASK_STATE_COMPLETED", text: "", artifacts: [] });
-      }
-    }
-    return super.turnStarted(taskId, origin);
+  protected override outcomeAtStart(task: TaskJson): TurnOutcome | undefined {
+    const opening = latestUserMessage(task);
+    if (opening && scenarioOf(opening.messageId).kind === "completed-at-once") return { state: "TASK_STATE_COMPLETED", text: "", artifacts: [] };
+    return undefined;
   }
 
   protected override async runRound(turn: TurnContext, _round: number, signal: AbortSignal): Promise<RoundStep> {

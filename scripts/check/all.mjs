@@ -9,6 +9,7 @@ const STEPS = [
   ["check:types", "tsc --noEmit, Workers and Node projects"],
   ["lint", "Biome: lint and formatting"],
   ["check:boundaries", "forbidden imports between folders"],
+  ["check:sizes", "no file of src/ over 500 lines, src/host/ at most 2,600"],
   ["check:cycles", "import circles (type-only imports included)"],
   ["check:unused", "knip: unused exports, files, dependencies"],
   ["check:bundle", "reference bundle under 700 KiB gzipped"],

@@ -69,6 +69,24 @@ export const RULES = [
     why: "edge → object → Workflow: the object's side never imports the edge (src/worker) or the Workflow (src/turn)",
   },
   {
+    id: "loop-sits-below-the-object",
+    from: ["src/round/"],
+    deny: { layers: ["host"] },
+    why: "the loop (src/round) sits below the caller's object and knows nothing of its class: it imports no src/host (nor, by data-flows-one-way, the edge or the Workflow)",
+  },
+  {
+    id: "storage-knows-no-loop",
+    from: ["src/db/"],
+    deny: { layers: ["round"] },
+    why: "storage (src/db) holds tables, rows and verdicts: it imports no src/round",
+  },
+  {
+    id: "models-and-plugins-know-no-agent",
+    from: ["src/agent/", "src/plugin/"],
+    deny: { layers: ["host", "round"] },
+    why: "models (src/agent) and plugins (src/plugin) know no caller's object and no loop: they import no src/host or src/round",
+  },
+  {
     id: "edge-stays-at-the-edge",
     from: ["src/worker/"],
     allow: { layers: ["worker", "a2a", "errors", "boundary", "telemetry"] },

@@ -19,6 +19,7 @@ import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { WRANGLER_OFFLINE_ENV } from "../dev/wrangler.mjs";
 import { aliasesReachingOtherPackages, importersOf, topInputs } from "./bundle-inputs.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -55,7 +56,7 @@ function measure(outdir) {
   const build = spawnSync(join(bin, "wrangler"), ["deploy", "--dry-run", "--outdir", outdir, "--metafile", join(outdir, METAFILE)], {
     cwd: ROOT,
     encoding: "utf8",
-    env: { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ""}`, WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" },
+    env: { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ""}`, ...WRANGLER_OFFLINE_ENV, FORCE_COLOR: "0", NO_COLOR: "1" },
   });
   if (build.status !== 0) {
     process.stderr.write(`${build.stdout}${build.stderr}\nbundle: wrangler deploy --dry-run failed (exit ${build.status ?? build.signal})\n`);

@@ -1,6 +1,7 @@
 // The chat of `npm start`: each line is a turn to the current tenant, through
 // the dev gatekeeper. The answer is shown as the agent writes it (the turn's
-// stream), then the reply of record, the verified push, on its own line. Each
+// stream), then the reply of record, the verified push, on its own line: one
+// short line when it is the answer just streamed, the whole text otherwise. Each
 // tenant has one conversation (its turns carry the contextId of the one
 // before) until /new.
 // A turn that asks for input (an approval, a choice, a question) is shown,
@@ -25,6 +26,10 @@ const HELP = [
 export const NEEDS_INPUT_EXIT = 3;
 
 const short = (id) => String(id).slice(0, 8);
+/** What the reply of record says when it is the answer streamed above it. */
+export const ARRIVED = "arrived as a signed push and verified: the answer above";
+/** @param {string} a @param {string} b */
+const sameText = (a, b) => a.trim() !== "" && a.trim() === b.trim();
 
 /**
  * What the chat needs of a session (session.mjs `createSession`).
@@ -91,11 +96,13 @@ function optionNamed(options, text) {
  * The answer as it is written: `<tenant> ▹ ` and the chunks on one line, run
  * on until the last chunk; a chunk that starts the answer over (a retried
  * step, another round) starts a new line. `write` prints as it is; `begin`
- * runs before a new line starts, `end` after one ended.
+ * runs before a new line starts, `end` after one ended. `answer` is the text
+ * of the latest answer streamed (since it last started over, or `forget`).
  * @param {{ write: (text: string) => void, begin?: () => void, end?: () => void }} sink
  */
 function answerPrinter({ write, begin = () => {}, end = () => {} }) {
   let open = false;
+  let answer = "";
   /** Ends the line being streamed, if one is: before anything else is printed. */
   const breakLine = () => {
     if (!open) return;
@@ -107,9 +114,17 @@ function answerPrinter({ write, begin = () => {}, end = () => {} }) {
     get open() {
       return open;
     },
+    get answer() {
+      return answer;
+    },
+    /** A new turn: nothing of it streamed yet. */
+    forget() {
+      answer = "";
+    },
     breakLine,
     /** @param {string} tenant @param {AnswerChunk} chunk */
     chunk(tenant, chunk) {
+      answer = chunk.append ? answer + chunk.text : chunk.text;
       if (open && !chunk.append) breakLine();
       if (!open) {
         begin();
@@ -279,6 +294,7 @@ export function runChat({ session, tenant: initialTenant, tenants, tenantsFrom, 
       say(`  conversation ${short(turn.contextId)} with ${turn.tenant} (/new starts another)`);
     }
     running = { turn, startedAt: Date.now() };
+    streamed.forget();
     if (turn.taskId) say(`  … working (task ${short(turn.taskId)}); the answer streams as it is written, the reply arrives as a signed push`);
     turn.onStatus((status, state) => say(`  · ${status || stateLabel(state)}`));
     turn.onChunk((chunk) => {
@@ -308,7 +324,8 @@ export function runChat({ session, tenant: initialTenant, tenants, tenantsFrom, 
         clearInterval(ticker);
         running = undefined;
         const { end } = stop;
-        if (isReply(end)) say(`${turn.tenant} ▸ ${end.text}`);
+        // The reply of record is printed once: shown whole only when it is not the answer just streamed.
+        if (isReply(end)) say(sameText(streamed.answer, end.text) ? `${turn.tenant} ▸ ${ARRIVED}` : `${turn.tenant} ▸ ${end.text}`);
         else say(`${turn.tenant} ✗ ${stateLabel(end.state)}${end.text ? `: ${end.text}` : ""}`);
       }
       refreshPrompt();

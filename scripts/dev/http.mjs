@@ -36,6 +36,47 @@ export function listen(server, port, what, hint) {
   });
 }
 
+/** Several ports taken at once: each with the flag that moves it, so one run says everything to change. */
+export class PortsInUse extends PortInUse {
+  name = "PortsInUse";
+  /** @param {{ port: number, what: string, flag: string }[]} busy  at least two */
+  constructor(busy) {
+    super(busy[0].port, busy[0].what, `choose another with ${busy[0].flag}`);
+    this.ports = busy.map((b) => b.port);
+    const width = Math.max(...busy.map((b) => b.what.length));
+    const rows = busy.map((b) => `  ${String(b.port).padEnd(5)}  ${b.what.padEnd(width)}  moved with ${b.flag} N`);
+    this.message = [
+      `ports ${this.ports.join(", ")} are already in use on 127.0.0.1: stop whatever is listening there (another \`npm start\` or \`wrangler dev\`?) or move each:`,
+      ...rows,
+    ].join("\n");
+  }
+}
+
+/**
+ * Rejects unless every port of `wanted` can be bound on 127.0.0.1 right now,
+ * naming all that cannot at once (one: {@link PortInUse}; more:
+ * {@link PortsInUse}), each with the flag that moves it. Two servers given
+ * the same port are refused too.
+ * @param {{ port: number, what: string, flag: string }[]} wanted
+ */
+export async function assertPortsFree(wanted) {
+  for (const [i, one] of wanted.entries()) {
+    const other = wanted.slice(i + 1).find((w) => w.port === one.port);
+    if (other) throw new Error(`${one.flag} and ${other.flag} both name port ${one.port}: ${one.what} and ${other.what} need a port each`);
+  }
+  const busy = [];
+  for (const one of wanted) {
+    try {
+      await assertPortFree(one.port, one.what, `choose another with ${one.flag}`);
+    } catch (error) {
+      if (!(error instanceof PortInUse)) throw error;
+      busy.push(one);
+    }
+  }
+  if (busy.length === 1) throw new PortInUse(busy[0].port, busy[0].what, `choose another with ${busy[0].flag}`);
+  if (busy.length > 1) throw new PortsInUse(busy);
+}
+
 /** Rejects with {@link PortInUse} if `port` cannot be bound on 127.0.0.1 right now. */
 export async function assertPortFree(port, what, hint) {
   const probe = createNetServer();

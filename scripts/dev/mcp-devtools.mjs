@@ -4,12 +4,13 @@
 // a real one alike. Served on its own port, not the stand-in model's: the
 // stand-in is not started when a real model is configured, the tools are.
 import { z } from "zod";
-import { createMcpServer, serveMcp } from "./mcp-server.mjs";
+import { createMcpServer } from "../../src/testing/node/mcp-server.ts";
+import { serveMcp } from "./mcp-http.mjs";
 
 /** The server's name in the agent's config: its tools reach the model as `devtools__roll_dice`, `devtools__count_words`. */
 export const DEVTOOLS_SERVER = "devtools";
 
-/** @type {import("./mcp-server.mjs").ToolDefinition[]} */
+/** @type {import("../../src/testing/node/mcp-server.ts").McpTool[]} */
 const TOOLS = [
   {
     name: "roll_dice",

@@ -5,11 +5,12 @@
 // `npm start` and the e2e test both use it. `stop()` may be called at any
 // moment, also while `start()` is still running, and stops exactly what this
 // stack started.
+import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { ensureDevVars } from "./dev-vars.mjs";
+import { ensureDevVars, parseDotenv } from "./dev-vars.mjs";
 import { ensureDir } from "./gatekeeper-state.mjs";
 import { startGatekeeper } from "./gatekeeper.mjs";
-import { assertPortFree, freePort } from "./http.mjs";
+import { assertPortsFree, freePort } from "./http.mjs";
 import { startDevMcpServer } from "./mcp-devtools.mjs";
 import { startStandInModel } from "./model-server.mjs";
 import { describeTenants, loadTenants } from "./tenants.mjs";
@@ -114,8 +115,13 @@ export function createStack(options) {
 
   async function startAll() {
     check();
-    // The Worker's port first: it is the one most likely taken, and nothing has started yet.
-    await assertPortFree(ports.worker, "the Worker", "choose another with --port");
+    // Every port before anything starts: one run names each that is taken, with the flag that moves it.
+    await assertPortsFree([
+      { port: ports.worker, what: "the Worker", flag: "--port" },
+      { port: ports.gatekeeper, what: "the dev gatekeeper", flag: "--gatekeeper-port" },
+      ...(standInWanted(env, paths.devVarsFile) ? [{ port: ports.model, what: "the stand-in model", flag: "--model-port" }] : []),
+      { port: ports.mcp, what: "the dev MCP server", flag: "--mcp-port" },
+    ]);
     ensureDir(paths.stateDir);
 
     gatekeeper = await startGatekeeper({ stateDir: paths.gatekeeperDir, port: ports.gatekeeper, unpinHint: options.unpinHint });
@@ -231,6 +237,17 @@ export function createStack(options) {
   const logTail = (lines = 15) => worker?.logTail(lines) ?? "";
 
   return { start, stop, logTail, paths, ports };
+}
+
+/**
+ * Whether the stand-in model will be started (no OPENAI_BASE_URL in the
+ * environment or the dev secrets file, as {@link chooseModel} decides),
+ * read before anything starts so its port is checked with the others.
+ * @param {Record<string, string | undefined>} env @param {string} devVarsFile
+ */
+function standInWanted(env, devVarsFile) {
+  if (env.OPENAI_BASE_URL) return false;
+  return !(existsSync(devVarsFile) && parseDotenv(readFileSync(devVarsFile, "utf8")).OPENAI_BASE_URL);
 }
 
 /**

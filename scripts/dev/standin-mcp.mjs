@@ -6,6 +6,8 @@
 // of what the tool does. `smallNumber` and `fitLength` serve its schema
 // filler for plugin tools too.
 
+import { stringArgument } from "./standin-phrase.mjs";
+
 /** Core's separator between a server's name and its tool's. */
 const MCP_SEPARATOR = "__";
 /** Characters of a result quoted in the answer. */
@@ -16,8 +18,9 @@ export const isMcpTool = (name) => name.includes(MCP_SEPARATOR);
 
 /**
  * Arguments valid for `schema` (an object's JSON Schema): its required
- * properties only; strings are the user's words (within min/maxLength),
- * numbers and integers the smallest valid value from 1 up (within
+ * properties only; strings are the user's words, or for a parameter that
+ * holds no text the likely phrase in them (standin-phrase.mjs), within
+ * min/maxLength; numbers and integers the smallest valid value from 1 up (within
  * minimum/maximum, exclusive bounds and multipleOf), booleans false, enums
  * and consts their first value, arrays `minItems` items.
  * @param {Record<string, unknown> | undefined} schema
@@ -29,25 +32,25 @@ export function mcpArguments(schema, userText) {
   return value && typeof value === "object" && !Array.isArray(value) ? /** @type {Record<string, unknown>} */ (value) : {};
 }
 
-/** @param {any} schema @param {string} words @param {number} depth */
-function synthesise(schema, words, depth) {
+/** @param {any} schema @param {string} words @param {number} depth @param {string} [name] the property's name */
+function synthesise(schema, words, depth, name = "") {
   if (!schema || typeof schema !== "object" || depth > 8) return undefined;
   if (schema.const !== undefined) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
   const options = schema.anyOf ?? schema.oneOf;
-  if (Array.isArray(options) && options.length > 0) return synthesise(options.find((o) => o?.type !== "null") ?? options[0], words, depth + 1);
-  if (Array.isArray(schema.allOf) && schema.allOf.length > 0) return synthesise(Object.assign({}, ...schema.allOf), words, depth + 1);
+  if (Array.isArray(options) && options.length > 0) return synthesise(options.find((o) => o?.type !== "null") ?? options[0], words, depth + 1, name);
+  if (Array.isArray(schema.allOf) && schema.allOf.length > 0) return synthesise(Object.assign({}, ...schema.allOf), words, depth + 1, name);
   const type = Array.isArray(schema.type) ? (schema.type.find((t) => t !== "null") ?? "null") : (schema.type ?? (schema.properties ? "object" : "string"));
   switch (type) {
     case "object": {
       const properties = schema.properties ?? {};
       /** @type {Record<string, unknown>} */
       const out = {};
-      for (const key of schema.required ?? []) out[key] = synthesise(properties[key] ?? {}, words, depth + 1) ?? "";
+      for (const key of schema.required ?? []) out[key] = synthesise(properties[key] ?? {}, words, depth + 1, key) ?? "";
       return out;
     }
     case "array":
-      return Array.from({ length: Math.max(0, Number(schema.minItems) || 0) }, () => synthesise(schema.items ?? {}, words, depth + 1));
+      return Array.from({ length: Math.max(0, Number(schema.minItems) || 0) }, () => synthesise(schema.items ?? {}, words, depth + 1, name));
     case "integer":
     case "number":
       return smallNumber(schema, type === "integer");
@@ -56,7 +59,7 @@ function synthesise(schema, words, depth) {
     case "null":
       return null;
     default:
-      return fitLength(words, schema.minLength, schema.maxLength);
+      return fitLength(stringArgument(name, words), schema.minLength, schema.maxLength);
   }
 }
 

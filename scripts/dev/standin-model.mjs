@@ -20,7 +20,9 @@
 //       2. every other offered tool, plugin and MCP alike (an MCP tool is
 //          named `<server>__<tool>`), in the order offered, with arguments
 //          from its JSON schema (`fill`, standin-mcp.mjs for MCP tools):
-//          strings the user's words, a URL only ever a loopback one;
+//          strings the user's words (for a parameter that holds no text,
+//          the likely phrase in them: standin-phrase.mjs), a URL only ever
+//          a loopback one;
 //          never the control tools (`ask_user`, `find_tools`) nor an
 //          approval-gated tool (`save_note`, or a description speaking of
 //          approval: standin-triggers.mjs says why) unless step 1 chose it,
@@ -46,6 +48,7 @@
 // model-server.mjs.
 import { ROUND_RESULT_PATTERN } from "../../src/a2a/wire.ts";
 import { isMcpTool, mcpArguments, mcpSentence, smallNumber, fitLength } from "./standin-mcp.mjs";
+import { stringArgument } from "./standin-phrase.mjs";
 import { ASK_USER, DELEGATE_TOOL, onlyWhenAsked, quote, triggeredTool } from "./standin-triggers.mjs";
 
 export const STANDIN_MARK = "[offline stand-in model]";
@@ -198,8 +201,9 @@ function chooseTool(offered, toolChoice, { called, mayDelegate, userText }) {
 /**
  * Arguments that satisfy the tool's JSON schema, filled deterministically:
  * the required properties, and the optional ones that have a default, a
- * const or an enum; strings the user's words (within min/maxLength; a URL a
- * loopback one, a time zone UTC), numbers the smallest valid value from 1
+ * const or an enum; strings the user's words, or for a parameter that holds
+ * no text the likely phrase in them (standin-phrase.mjs; within
+ * min/maxLength; a URL a loopback one, a time zone UTC), numbers the smallest valid value from 1
  * (standin-mcp.mjs), booleans false, enums their first value, arrays
  * `minItems` items.
  *
@@ -269,7 +273,7 @@ function fill(schema, name, ctx, depth) {
     case undefined:
       if (schema.format === "uri" || schema.format === "url" || /url|uri|link|href/i.test(name)) return ctx.url;
       if (/time_?zone|^tz$|zone/i.test(name)) return "UTC";
-      return fitLength(ctx.userText || "(no text)", schema.minLength, schema.maxLength);
+      return fitLength(stringArgument(name, ctx.userText) || "(no text)", schema.minLength, schema.maxLength);
     default:
       return undefined;
   }

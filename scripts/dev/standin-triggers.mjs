@@ -57,7 +57,7 @@ const spoken = (name) => new RegExp(`(?:^|[^\\w])${name.replace(/[^A-Za-z0-9]+/g
 export const ANY_MESSAGE = {
   words: "any",
   calls:
-    "each offered tool it has not called since your message, one call per response, the rows below first: plugin tools (`current_time`, `fetch_page`, `list_notes`, your own) and MCP tools (`devtools__roll_dice`), with arguments made from the JSON schema (the required properties and those with a default or enum; strings your words, a URL only a loopback one, numbers the smallest valid value, booleans false, enums their first value); then `delegate`, once per request (never again after its results); then it answers, quoting each result. Never, unless a row below asks for it: `ask_user`, `find_tools`, or an approval-gated tool (`save_note`, or one whose description speaks of approval)",
+    "each offered tool it has not called since your message, one call per response, the rows below first: plugin tools (`current_time`, `fetch_page`, `list_notes`, your own) and MCP tools (`devtools__roll_dice`), with arguments made from the JSON schema (the required properties and those with a default or enum; a string your words whole when its name says it holds a text (`text`, `message`, `question`, `note`, …), otherwise the likely word or phrase in them, as a person would pass it: a capitalised word that does not open a sentence, else the words after `in`, `for` or `about` (`What's the weather in London tomorrow?` passes `London` as a `city`), else your words; a URL only a loopback one, numbers the smallest valid value, booleans false, enums their first value); then `delegate`, once per request (never again after its results); then it answers, quoting each result. Never, unless a row below asks for it: `ask_user`, `find_tools`, or an approval-gated tool (`save_note`, or one whose description speaks of approval)",
 };
 
 /**
@@ -96,7 +96,12 @@ export const TRIGGERS = [
     args: (userText, match) => ({ text: clip((match[1] ?? "").trim() || userText || "(no text)", 2000) }),
   },
   { words: "`notes`", calls: "`list_notes` first (`list my notes`)", pattern: /\bnotes\b/i, tool: /list_?notes/i, args: () => ({}) },
-  { words: "`find tools`", calls: "`find_tools`, with arguments from its schema (its query your words)", pattern: /\bfind[_\s-]?tools\b/i, tool: FIND_TOOLS },
+  {
+    words: "`find tools`",
+    calls: "`find_tools`, with arguments from its schema (its query the likely phrase: `find tools for maps` searches `maps`)",
+    pattern: /\bfind[_\s-]?tools\b/i,
+    tool: FIND_TOOLS,
+  },
   {
     words: "a tool's name (`save_note`, `ask_user`, `my_tool` or `my tool`)",
     calls: "that tool, with arguments from its schema: how to call an approval-gated tool of your own",

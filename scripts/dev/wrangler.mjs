@@ -16,6 +16,18 @@ const SECRET_NAME = /key|secret|token|password|credential|auth/i;
 const REQUEST_LINE = /^\[wrangler:info\] (GET|POST|PUT|DELETE|HEAD|OPTIONS|PATCH) \S+ \d{3}/;
 
 /**
+ * What keeps wrangler from reaching out at all (README "Offline"): at every start it would fetch
+ * `Request.cf` data from workers.cloudflare.com (the Worker reads none of it: miniflare's placeholder
+ * does), its banner asks registry.npmjs.org for a newer wrangler, and it may send usage metrics.
+ * Every wrangler the project's own scripts start gets these.
+ */
+export const WRANGLER_OFFLINE_ENV = Object.freeze({
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  WRANGLER_HIDE_BANNER: "true",
+  WRANGLER_SEND_METRICS: "false",
+});
+
+/**
  * The arguments of `wrangler dev --local`. Only non-secret `vars` go on the
  * command line; secrets reach the Worker through `envFiles` (later files win;
  * with none given, wrangler reads the project's `.dev.vars` itself). `config`:
@@ -97,7 +109,7 @@ export function spawnWrangler({
       // wrangler needs Node >= 22: the project's own Node first on PATH, as `npm run` does,
       // so that running this with the system Node 20 works too.
       PATH: `${bin}${delimiter}${process.env.PATH ?? ""}`,
-      WRANGLER_SEND_METRICS: "false",
+      ...WRANGLER_OFFLINE_ENV,
       // wrangler otherwise appends every line it prints, each event of the Worker among them, to a
       // debug file of its own in the user's home, one file write per line (under the floor bench, about
       // 40% of its CPU); the launcher keeps wrangler's output itself (`logFile`, `logTail`).

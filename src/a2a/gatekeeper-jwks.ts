@@ -22,7 +22,7 @@ export interface GatekeeperJwksOptions {
 /** The gatekeeper's JWKS could not be used: unreachable, not 200, not a JWKS, or refetched too recently. */
 export class GatekeeperJwksUnavailable extends errors.JOSEError {
   static override code = "ERR_GATEKEEPER_JWKS_UNAVAILABLE";
-  override code = "ERR_GATEKEEPER_JWKS_UNAVAILABLE";
+  override readonly code = "ERR_GATEKEEPER_JWKS_UNAVAILABLE";
   override name = "GatekeeperJwksUnavailable";
 }
 
@@ -42,6 +42,9 @@ interface Entry {
  */
 export class GatekeeperJwks {
   readonly maxEntries: number;
+  readonly #options: GatekeeperJwksOptions;
+  /** This cache as test clocks shorten it, one per age (`withMaxAge`). */
+  readonly #shortened = new Map<number, GatekeeperJwks>();
   readonly #entries = new Map<string, Entry>();
   readonly #cooldownMs: number;
   readonly #maxAgeMs: number;
@@ -49,6 +52,7 @@ export class GatekeeperJwks {
   readonly #now: () => number;
 
   constructor(options: GatekeeperJwksOptions = {}) {
+    this.#options = options;
     this.#cooldownMs = options.cooldownMs ?? 5_000;
     this.#maxAgeMs = options.maxAgeMs ?? 10 * 60_000;
     this.#timeoutMs = options.timeoutMs ?? 5_000;
@@ -59,6 +63,22 @@ export class GatekeeperJwks {
   /** How many gatekeepers' key sets are held (at most `maxEntries`). */
   get size(): number {
     return this.#entries.size;
+  }
+
+  /**
+   * This cache with key sets at most `maxAgeMs` old, for a test clock
+   * (docs/gatekeeper.md "Test clocks"): its own entries, kept for the
+   * isolate, and a cooldown no longer than that age, so a set that aged out
+   * is fetched again at once. Itself when `maxAgeMs` is unset or no shorter.
+   */
+  withMaxAge(maxAgeMs: number | undefined): GatekeeperJwks {
+    if (maxAgeMs === undefined || maxAgeMs >= this.#maxAgeMs) return this;
+    let shortened = this.#shortened.get(maxAgeMs);
+    if (!shortened) {
+      shortened = new GatekeeperJwks({ ...this.#options, maxAgeMs, cooldownMs: Math.min(this.#cooldownMs, maxAgeMs) });
+      this.#shortened.set(maxAgeMs, shortened);
+    }
+    return shortened;
   }
 
   /** A key resolver for `jwtVerify` over the gatekeeper at `origin`. */

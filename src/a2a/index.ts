@@ -47,7 +47,8 @@ export {
 } from "./push-config.js";
 export { loadSigningKey, type PublicSigningJwk, type SigningKey } from "./signing-key.js";
 export { isTerminalName, parseStateName } from "./task-state.js";
-export { TokenRefused, verifyGatekeeperToken, type TokenCheck, type VerifiedCaller, type VerifyOptions } from "./verify-token.js";
+export { loadTestClock, testClockOf, type TestClock, type TestClockEnv } from "./test-clock.js";
+export { TokenRefused, verifyGatekeeperToken, type TokenCheck, type TokenRefusedCode, type VerifiedCaller, type VerifyOptions } from "./verify-token.js";
 export {
   A2A_JSON,
   A2A_PATH,

@@ -8,7 +8,7 @@ import { MAX_CONTENT_BYTES } from "./wire.js";
  * (docs/protocol.md "SendMessage" → Content limit): the UTF-8 bytes of its
  * text parts, concatenated without a separator and trimmed, plus the JSON of
  * every data part and the bytes of every inline `text/*` file. Those are what
- * the model is given as they are (src/host/user-content.ts), and what stays
+ * the model is given as they are (src/round/user-content.ts), and what stays
  * in the conversation; other files are bounded by the body limit and the
  * agent's inline-file budget.
  */

@@ -8,7 +8,7 @@ import { GatekeeperJwksUnavailable, type GatekeeperJwks } from "./gatekeeper-jwk
 export type TokenCheck = "bearer" | "jku-present" | "jku-allowlisted" | "iss-matches-jku" | "signature" | "tenant-claim" | "identity-claim";
 
 /** The stable code of each check's refusal. */
-const CHECK_CODES: Readonly<Record<TokenCheck, string>> = {
+const CHECK_CODES = {
   bearer: "ERR_TOKEN_BEARER",
   "jku-present": "ERR_TOKEN_JKU_PRESENT",
   "jku-allowlisted": "ERR_TOKEN_JKU_ALLOWLISTED",
@@ -16,7 +16,10 @@ const CHECK_CODES: Readonly<Record<TokenCheck, string>> = {
   signature: "ERR_TOKEN_SIGNATURE",
   "tenant-claim": "ERR_TOKEN_TENANT_CLAIM",
   "identity-claim": "ERR_TOKEN_IDENTITY_CLAIM",
-};
+} as const satisfies Record<TokenCheck, string>;
+
+/** Every code a refused token carries, one per check: one closed union, so `switch (error.code)` over them is checked by the compiler. */
+export type TokenRefusedCode = (typeof CHECK_CODES)[TokenCheck];
 
 /**
  * A token (or its absence) refused: `check` names the check that failed,
@@ -25,6 +28,7 @@ const CHECK_CODES: Readonly<Record<TokenCheck, string>> = {
  */
 export class TokenRefused extends DynamicAgentsError {
   static override readonly code: string = "ERR_TOKEN_REFUSED";
+  declare readonly code: TokenRefusedCode;
 
   constructor(
     readonly check: TokenCheck,

@@ -15,7 +15,7 @@ export interface TurnParams {
    * the push configs queued for them (`redeliveryTargets`), then ends.
    */
   redeliver?: true;
-  /** The caller's hash in events (docs/telemetry.md); absent on turns accepted before events had it. */
+  /** The caller's hash in events (docs/telemetry.md); absent when the object knows none (no signing key, no gatekeeper named). */
   caller?: string;
 }
 
@@ -58,6 +58,7 @@ export type TurnStep =
    */
   | { kind: "interrupted"; requestId: string; eventType: string; expiresAt: number };
 
+/** A turn's start on its own (`turnStarted`: specs, an agent driving a turn; the Workflow's `runTurn` starts the turn itself). */
 export interface TurnStart {
   /** False when the task is terminal already; `state` says which. */
   proceed: boolean;
@@ -121,16 +122,12 @@ export interface RedeliveryOutcome {
  * edge → object → Workflow → push. A missing task is refused as TaskNotFound.
  */
 export interface TurnObject {
-  /** Marks the task working unless it is terminal. */
-  turnStarted(taskId: string, origin: string): Promise<Verdict<TurnStart>>;
   /**
    * Runs round `round` of the turn, or returns what an earlier run recorded.
    * Marks the task working first (unless terminal), and a round that answers
    * makes the terminal write before it returns: one round trip per round.
    */
   runTurn(taskId: string, origin: string, round: number, instanceId: string): Promise<Verdict<TurnStep>>;
-  /** The guarded terminal write. */
-  finishTurn(taskId: string, outcome?: TurnOutcome): Promise<Verdict<Finished>>;
   /** The task as it is to be announced, and every push config it has. */
   deliveryOf(taskId: string): Promise<Verdict<Delivery>>;
   /** The turn waits (a delivery's next attempt, a human's answer) and reports again within `nextAttemptWithinMs`: it is alive until then. */

@@ -1,5 +1,4 @@
 import { quotaExceeded, type RpcError } from "../a2a/errors.js";
-import type { SubtaskBudget } from "../boundary/index.js";
 import { tokensOf, type Usage } from "../db/usage-store.js";
 
 /** A day in milliseconds: the budget's UTC day, retention's days. */
@@ -24,20 +23,4 @@ export function dailyBudgetRefusal(today: () => Usage, cap: number | undefined, 
       metadata: { limit: "tokensPerCallerPerDay", spent: String(spent), budget: String(cap) },
     }),
   };
-}
-
-/**
- * What a subtask's model calls may still spend (never below 0): the turn's
- * budget left (`turn.maxTokensPerTurn`), or the caller's daily budget left
- * (`limits.tokensPerCallerPerDay`) when there is one and it is less.
- */
-export function tokensLeft(
-  turn: { cap: number; spent: number },
-  day: { cap: number | undefined; spent: () => number },
-): { tokens: number; limit: SubtaskBudget["limit"] } {
-  const inTurn = turn.cap - turn.spent;
-  const inDay = day.cap === undefined ? Number.POSITIVE_INFINITY : day.cap - day.spent();
-  return inDay < inTurn
-    ? { tokens: Math.max(0, inDay), limit: "limits.tokensPerCallerPerDay" }
-    : { tokens: Math.max(0, inTurn), limit: "turn.maxTokensPerTurn" };
 }

@@ -1,37 +1,22 @@
+import { testClockOf } from "../a2a/test-clock.js";
 import { resolveConfig, type AgentConfig, type AgentConfigInput } from "../agent/config.js";
-import { generateWithFallback } from "../agent/generate.js";
 import { validatePolicy, type AgentPolicy } from "../agent/policy.js";
 import type { ModelChoice } from "../agent/providers.js";
-import type { HumanAnswer, SubtaskQuestion, TaskJson } from "../boundary/index.js";
+import type { TaskJson } from "../boundary/index.js";
 import { ConfigError } from "../errors/index.js";
-import type { EventSubscriber } from "../telemetry/index.js";
+import type { EventCatalogue, EventSubscriber } from "../telemetry/index.js";
 import { ensurePluginStores } from "../db/plugin-stores.js";
-import { tokensOf } from "../db/usage-store.js";
-import { AnswerStream } from "./answer-stream.js";
-import { humanAnswer, subtaskRequest } from "./hitl.js";
-import { addArtifact, appendArtifactChunk } from "./task-events.js";
-import { ANSWER_ARTIFACT, requestParts } from "./task-wire.js";
-import { runRound, settlementOf, targetOf, type RoundObserver } from "./turn-loop.js";
 import type { AgentPlugin, PluginHost } from "../plugin/contract.js";
 import { createAgentRuntime, type AgentRuntime } from "../plugin/runtime.js";
+import { mcpServersPlugin } from "../mcp/index.js";
+import { compactAfterTurn, summarizeWith } from "../round/conversation.js";
+import type { LoopDeps, RoundStep, TurnContext } from "../round/deps.js";
+import { SubtaskRunner, type Subagents } from "../round/subtasks.js";
+import { runTurn } from "../round/turn.js";
 import { AgentNotStarted } from "./errors.js";
-import { credentialedFetch, mcpPlugin, McpServers } from "../mcp/index.js";
-import { compactConversation } from "./conversation.js";
-import type { AgentEnv, LifecycleLimits, LifecycleWords, RoundStep, TurnContext } from "./lifecycle.js";
+import type { AgentEnv, LifecycleLimits, LifecycleWords } from "./lifecycle.js";
+import { appendArtifactChunk } from "./task-events.js";
 import { TaskAgent } from "./task-agent.js";
-
-/** A subtask's question waiting for the human. */
-export interface SubtaskAsk {
-  subtaskId: string;
-  question: SubtaskQuestion;
-}
-
-/** The human's answer to a subtask's question, for its subagent. */
-export interface SubtaskAnswer {
-  subtaskId: string;
-  name: string;
-  answer: HumanAnswer;
-}
 
 /**
  * The Durable Object every agent extends. Four seams are the author's —
@@ -42,14 +27,16 @@ export interface SubtaskAnswer {
  * continuous session per verified caller. Nothing is resolved at import time,
  * when `env` does not exist yet.
  *
- * Every agent runs the same turn loop (`runRound`): a single-inference agent
- * is the loop with one round and no subtask types; `RoundAgentBase` adds the
- * subagents that run delegated subtasks.
+ * Every agent runs the same turn loop (`runTurn`, src/round): a
+ * single-inference agent is the loop with one round and no subtask types; an
+ * agent that delegates names its subagents (`subagents()`), and the loop runs
+ * its subtasks in them.
  */
 export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloudflare.Env & AgentEnv> extends TaskAgent<Env> {
   #config: AgentConfig | undefined;
   #policy: AgentPolicy | undefined;
   #runtime: AgentRuntime | undefined;
+  #subtasks: SubtaskRunner | undefined;
 
   // ── the author's seams ───────────────────────────────────────────────────
 
@@ -74,18 +61,14 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     return undefined;
   }
 
-  /** Whether this agent runs delegated subtasks (`RoundAgentBase` does). */
-  protected runsSubtasks(): boolean {
-    return false;
-  }
-
   /**
-   * Runs the unfinished subtasks of a round that delegated, first handing
-   * waiting ones the answers to their questions; resolves to a question a
-   * subtask still waits on, if any (the task parks on it). Only an agent
-   * that {@link runsSubtasks} is ever asked.
+   * An agent that delegates says so here: the `RecipeSubagentBase` subclass
+   * its subtasks run in (exported from the Worker under its own name). Its
+   * plugins declare the subtask types, its policy the `rounds` words.
+   * `undefined` (the default): it delegates nothing, and a plugin that
+   * declares a subtask type fails its start.
    */
-  protected async runRoundSubtasks(_taskId: string, _round: number, _signal: AbortSignal, _answers: readonly SubtaskAnswer[]): Promise<SubtaskAsk | undefined> {
+  protected subagents(): Subagents<Env> | undefined {
     return undefined;
   }
 
@@ -109,14 +92,20 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
   protected override async prepareAgent(): Promise<void> {
     const config = resolveConfig(this.agentConfig());
     const plugins = this.agentPlugins({ env: this.env, config, storage: this.ctx.storage });
-    if (config.mcp.servers.length) plugins.push(this.#mcpPlugin(config));
+    if (config.mcp.servers.length) {
+      // The servers' state changes are events; `unavailable` is read per turn: the policy is validated after the plugins are.
+      const report = (event: EventCatalogue["mcp.server"]) => this.agentEvents.emit("mcp.server", undefined, event, ["mcp", event.server, crypto.randomUUID()]);
+      const unavailable = (servers: string[]) => this.policy.tools?.mcpUnavailable?.(servers) ?? "";
+      plugins.push(mcpServersPlugin(this.mcp, { config: config.mcp, env: this.env, report, unavailable }));
+    }
     const runtime = createAgentRuntime({ plugins, env: this.env, config });
     const delegates = runtime.subtaskTypes.size > 0;
-    if (delegates && !this.runsSubtasks()) {
+    const subagents = this.subagents();
+    if (delegates && !subagents) {
       const [type] = runtime.subtaskTypes.keys();
       throw new ConfigError(
         { kind: "plugin", name: runtime.plugins.find((p) => p.subtaskTypes?.some((t) => t.key === type))?.key ?? String(type) },
-        `a plugin declares the subtask type ${JSON.stringify(type)}, but ${this.constructor.name} runs no subtasks: extend RoundAgentBase to delegate`,
+        `a plugin declares the subtask type ${JSON.stringify(type)}, but ${this.constructor.name} runs no subtasks: name its subagent class in subagents() to delegate`,
         { code: "ERR_SUBTASKS_WITHOUT_SUBAGENTS" },
       );
     }
@@ -127,22 +116,32 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     this.#config = config;
     this.#policy = policy;
     this.#runtime = runtime;
+    if (subagents) this.#subtasks = this.#subtaskRunner(subagents.subagentClass, config);
   }
 
-  /** The config's MCP servers as a plugin, reached through this object's MCP client; each server's state changes are events. */
-  #mcpPlugin(config: AgentConfig): AgentPlugin {
-    const env = new Map<string, unknown>(Object.entries(this.env));
-    const connections = new McpServers(this.mcp, {
-      config: config.mcp,
-      fetch: (server) => credentialedFetch(server, { allowlist: config.mcp.allowlist, env }),
-      report: (event) => this.agentEvents.emit("mcp.server", undefined, event, ["mcp", event.server, crypto.randomUUID()]),
+  /** The subtask runner, over this object's facets of `subagentClass`. */
+  #subtaskRunner(subagentClass: Subagents<Env>["subagentClass"], config: AgentConfig): SubtaskRunner {
+    return new SubtaskRunner({
+      db: this.agentDb,
+      config,
+      facets: {
+        get: (id) => this.dynamicAgents.get(subagentClass, id),
+        has: (id) => this.dynamicAgents.has(subagentClass, id),
+        delete: (id) => this.dynamicAgents.delete(subagentClass, id),
+      },
+      events: this.agentEvents,
+      waitUntil: (promise) => this.ctx.waitUntil(promise),
     });
-    return mcpPlugin({
-      servers: config.mcp.servers,
-      connections,
-      // Read per turn: the policy is validated after the plugins are.
-      unavailable: (servers) => this.policy.tools?.mcpUnavailable?.(servers) ?? "",
-    });
+  }
+
+  /** Tells a canceled task's running subagents to stop at their next chunk. */
+  protected override onCanceled(taskId: string): void {
+    this.#subtasks?.cancel(taskId);
+  }
+
+  /** What is left of deleted tasks' subagents goes with them. */
+  protected override async onTasksDeleted(subtaskIds: readonly string[]): Promise<void> {
+    await this.#subtasks?.deleted(subtaskIds);
   }
 
   /** The plugins that subscribe hear every event of this object. */
@@ -160,10 +159,6 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     return this.config.telemetry.messageText;
   }
 
-  protected override tokensPerCallerPerDay(): number | undefined {
-    return this.config.limits.tokensPerCallerPerDay;
-  }
-
   protected override lifecycleWords(): LifecycleWords {
     const { abandoned, unfinished, canceled } = this.policy.messages;
     return { abandoned, unfinished, canceled, hitl: this.policy.hitl };
@@ -171,13 +166,16 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
 
   protected override lifecycleLimits(): LifecycleLimits {
     const { limits, retention, hitl } = this.config;
+    // Test clocks shorten a request's expiry and a dead letter's keep (docs/gatekeeper.md "Test clocks").
+    const clock = testClockOf(this.env);
     return {
       maxInFlightTurns: limits.maxInFlightTurns,
       maxPendingQuestions: limits.maxPendingQuestions,
       maxPendingDeliveries: limits.maxPendingDeliveries,
       maxOpenStreams: limits.maxOpenStreams,
-      retention,
-      hitlExpiresAfterMs: hitl.expiresAfterMinutes * 60_000,
+      tokensPerCallerPerDay: limits.tokensPerCallerPerDay,
+      retention: clock.deadLetterRetentionMs === undefined ? retention : { ...retention, deadLetterKeepMs: clock.deadLetterRetentionMs },
+      hitlExpiresAfterMs: clock.questionExpiryMs ?? hitl.expiresAfterMinutes * 60_000,
     };
   }
 
@@ -188,130 +186,36 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
 
   /** After a turn ends, its conversation is compacted if it grew past the threshold (in the background, one at a time). */
   protected override afterTurn(task: TaskJson): void {
-    const conversationId = this.conversationOf(task);
-    const runtime = this.runtime;
-    const started = Date.now();
-    this.ctx.waitUntil(
-      compactConversation({
-        store: this.agentDb.conversations,
-        conversationId,
-        history: this.config.history,
-        instructions: this.policy.messages.summarize,
-        summarize: (instructions, transcript) => this.summarize(instructions, transcript),
-        onDisplaced: (messages) => runtime.onMessagesDisplaced(messages),
-      })
-        .then((folded) => {
-          if (folded > 0) {
-            this.agentEvents.emit("conversation.compacted", undefined, { folded, durationMs: Date.now() - started }, [conversationId, crypto.randomUUID()], {
-              contextId: task.contextId,
-            });
-          }
-        })
-        .catch((error: unknown) => console.error(`compaction of conversation ${conversationId} failed; it is tried again after the next turn`, error)),
-    );
+    this.ctx.waitUntil(compactAfterTurn(this.#loopDeps(), task, (instructions, transcript) => this.summarize(instructions, transcript)));
   }
 
-  /** The model call a compaction summarizes with, under the agent's own instructions. */
-  protected async summarize(instructions: string, transcript: string): Promise<string> {
-    const result = await generateWithFallback({
-      env: this.env,
-      config: this.config.model,
-      instructions,
-      messages: [{ role: "user", content: transcript }],
-      models: this.modelChoices(),
-    });
-    // A summary costs the caller like a turn does (no task: today's total only).
-    if (result.ok) this.agentDb.usage.record(undefined, { inputTokens: result.inputTokens, outputTokens: result.outputTokens, modelCalls: 1 });
-    // An empty summary leaves history as it is: compaction is skipped, not wrong.
-    return result.ok ? result.text : "";
+  /** The model call a compaction summarizes with, under the agent's own instructions, billed to the caller's day. */
+  protected summarize(instructions: string, transcript: string): Promise<string> {
+    return summarizeWith(this.#loopDeps(), instructions, transcript);
   }
 
-  /** What a round's model calls and tools report: events, and the usage budgets are held against. */
-  #observer(turn: TurnContext, round: number): RoundObserver {
-    const taskId = turn.task.id;
-    const about = { contextId: turn.task.contextId, turnId: turn.turnId };
+  /** One round of the one turn loop (src/round/turn.ts), over this object's stores, events and streams. */
+  protected override runRound(turn: TurnContext, round: number, signal: AbortSignal): Promise<RoundStep> {
+    return runTurn(this.#loopDeps(), turn, round, signal);
+  }
+
+  /** What the loop is handed: this agent's config, policy, plugins and models, and this object's stores, events and streams. */
+  #loopDeps(): LoopDeps {
+    const { config, policy, runtime } = this;
     return {
-      modelCall: ({ point, ...call }) => {
-        this.agentDb.usage.record(taskId, { inputTokens: call.inputTokens, outputTokens: call.outputTokens, modelCalls: 1 });
-        this.agentEvents.emit("model.call", taskId, { round, ...call }, ["model", point], about);
-      },
-      toolCall: ({ key, ...call }) => this.agentEvents.emit("tool.call", taskId, { round, ...call }, ["tool", key], about),
-    };
-  }
-
-  /** The settled answers to this round's subagent questions. */
-  #subtaskAnswers(taskId: string, round: number): SubtaskAnswer[] {
-    const answers: SubtaskAnswer[] = [];
-    for (const row of this.agentDb.hitl.ofRound(taskId, round)) {
-      const target = targetOf(row);
-      if (target.kind !== "subtask" || row.status === "open") continue;
-      answers.push({ subtaskId: target.subtaskId, name: target.name, answer: humanAnswer(target, settlementOf(row)) });
-    }
-    return answers;
-  }
-
-  /** One round of the one turn loop; a round that delegated runs its subtasks, then reports progress. */
-  protected override async runRound(turn: TurnContext, round: number, signal: AbortSignal): Promise<RoundStep> {
-    const taskId = turn.task.id;
-    // No round past the budget: a turn still going there ends, failed, in the agent's words.
-    if (round > this.config.rounds.maxRounds) return { kind: "done", outcome: { state: "TASK_STATE_FAILED", text: this.policy.messages.unfinished } };
-    const runtime = this.runtime;
-    const begun = Date.now();
-    const result = await runRound({
-      taskId,
-      round,
-      text: turn.text,
-      parts: requestParts(turn.task),
-      addArtifact: (artifact) =>
-        addArtifact(this.agentDb, turn.task, artifact, { maxBytes: this.config.parts.maxArtifactBytes, withheld: this.policy.parts.withheld }),
-      origin: turn.origin,
-      soul: this.agentSoul(runtime.capabilities),
-      config: this.config,
-      policy: this.policy,
+      db: this.agentDb,
+      config,
+      policy,
       runtime,
-      conversation: { store: this.agentDb.conversations, id: this.conversationOf(turn.task) },
-      journal: this.agentDb.toolCalls,
-      hitl: this.agentDb.hitl,
-      rounds: this.agentDb.subtasks,
-      delegates: this.runsSubtasks(),
+      soul: this.agentSoul(runtime.capabilities),
       env: this.env,
       models: this.modelChoices(),
-      signal,
-      answer: new AnswerStream(
-        (chunk) => appendArtifactChunk(this.agentDb, turn.task, { artifactId: ANSWER_ARTIFACT, name: ANSWER_ARTIFACT, parts: chunk.parts }, chunk),
-        () => this.streamFollows(taskId),
-      ),
-      observer: this.#observer(turn, round),
-      spentTokens: tokensOf(this.agentDb.usage.ofTurn(taskId)),
-      emit: (plugin, name, data, occurrence) =>
-        this.agentEvents.emitPlugin(plugin, name, taskId, data, occurrence === undefined ? [crypto.randomUUID()] : ["plugin", occurrence]),
+      events: this.agentEvents,
       secrets: this.eventSecrets(),
-    });
-    // An answer or a delegation is a decision the round recorded (turn-loop.ts); one decided before (a replayed step) reports nothing again.
-    if ((result.kind === "answer" || result.kind === "delegated") && result.fresh) {
-      const outcome = result.kind === "answer" ? "answer" : "delegated";
-      this.agentEvents.emit("round.finished", taskId, { round, outcome, durationMs: Date.now() - begun }, ["round", round], {
-        contextId: turn.task.contextId,
-        turnId: turn.turnId,
-      });
-    }
-    if (result.kind === "answer") return { kind: "done", outcome: { state: result.state, text: result.text } };
-    if (result.kind === "ask" || result.kind === "canceled") return result;
-    const asked = await this.runRoundSubtasks(taskId, round, signal, this.#subtaskAnswers(taskId, round));
-    if (signal.aborted) return { kind: "canceled" };
-    if (asked) return { kind: "ask", ...subtaskRequest(asked.subtaskId, asked.question) };
-    const rows = this.agentDb.subtasks.ofRound(taskId, round);
-    const progress = this.policy.rounds?.progress;
-    return {
-      kind: "continue",
-      text: progress
-        ? progress({
-            round,
-            subtasks: rows.length,
-            done: rows.filter((r) => r.status === "done").length,
-            failed: rows.filter((r) => r.status === "failed").length,
-          })
-        : "",
+      conversationOf: (task) => this.conversationOf(task),
+      appendArtifact: (task, artifact, chunk) => appendArtifactChunk(this.agentDb, task, artifact, chunk),
+      streamFollows: (taskId) => this.streamFollows(taskId),
+      ...(this.#subtasks ? { subtasks: this.#subtasks } : {}),
     };
   }
 }

@@ -1,4 +1,5 @@
 import type { PushConfigJson } from "../boundary/index.js";
+import type { AgentDB } from "../db/agent-db.js";
 
 /** A push config as stored and announced: its own id (assigned when absent) and its task's. */
 export function withConfigIds(config: PushConfigJson, taskId: string): PushConfigJson & { id: string } {
@@ -7,3 +8,8 @@ export function withConfigIds(config: PushConfigJson, taskId: string): PushConfi
 }
 
 export const pushConfigOf = (json: string) => JSON.parse(json) as PushConfigJson;
+
+/** Every config of the task, oldest first. */
+export function configsOf(db: AgentDB, taskId: string): PushConfigJson[] {
+  return db.pushConfigs.all(taskId).map((row) => pushConfigOf(row.configJson));
+}

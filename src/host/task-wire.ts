@@ -1,15 +1,14 @@
-import type { WithheldPart } from "../agent/policy.js";
-import { ACCEPTED_OUTPUT_MODES_KEY, acceptsMediaType, base64Bytes, partMediaType, textOf } from "../a2a/parts.js";
-import type { TaskRow, TaskWrite } from "../db/task-store.js";
-import type { ArtifactJson, MessageJson, PartJson, TaskJson, TurnOutcome } from "../boundary/index.js";
+import { ACCEPTED_OUTPUT_MODES_KEY } from "../a2a/parts.js";
+import type { TaskWrite } from "../db/task-store.js";
+import type { ArtifactJson, MessageJson, TaskJson, TurnOutcome } from "../boundary/index.js";
+import { agentMessage, withState } from "../boundary/task-status.js";
+import { ANSWER_ARTIFACT } from "../round/artifacts.js";
 
-// Tasks in their wire form, built and shaped here and nowhere else: the
-// object stores the wire JSON it answers with, so a reply costs no re-encoding.
+// Tasks in their wire form, built and shaped here (a status change's message
+// and state in src/boundary/task-status.ts): the object stores the wire JSON
+// it answers with, so a reply costs no re-encoding.
 
 const at = (now: number) => new Date(now).toISOString();
-
-/** The artifact a turn's answer is, streamed as it is written and then whole in the finished task. */
-export const ANSWER_ARTIFACT = "answer";
 
 /** The `submitted` task a new message opens; the send's `acceptedOutputModes`, if any, stay in its metadata for every later reply. */
 export function submittedTask(message: MessageJson, ids: { id: string; contextId: string }, now: number, acceptedOutputModes?: string[]): TaskJson {
@@ -20,55 +19,6 @@ export function submittedTask(message: MessageJson, ids: { id: string; contextId
     history: [{ ...message, taskId: ids.id, contextId: ids.contextId }],
     ...(acceptedOutputModes?.length ? { metadata: { [ACCEPTED_OUTPUT_MODES_KEY]: acceptedOutputModes } } : {}),
   };
-}
-
-/** The modes the task's client accepts; `undefined`: every part. */
-export function acceptedOutputModesOf(task: Pick<TaskJson, "metadata">): readonly string[] | undefined {
-  const modes = task.metadata?.[ACCEPTED_OUTPUT_MODES_KEY];
-  return Array.isArray(modes) && modes.length > 0 ? (modes as string[]) : undefined;
-}
-
-/**
- * An artifact's parts as a client with `modes` reads them (docs/protocol.md
- * "SendMessage" → acceptedOutputModes): a part it takes as it is; text
- * always, being every other part's fallback; otherwise its faithful text
- * form (data as JSON, a text file's text), or a text part in the agent's
- * words naming what was withheld. Never dropped.
- */
-export function partsForClient(
-  parts: readonly PartJson[],
-  modes: readonly string[] | undefined,
-  withheld: (part: WithheldPart) => string,
-  artifact?: { name?: string },
-): PartJson[] {
-  if (!modes) return [...parts];
-  return parts.map((part) => {
-    if (part.text !== undefined || acceptsMediaType(modes, partMediaType(part))) return part;
-    const keep = part.metadata ? { metadata: part.metadata } : {};
-    if (part.data !== undefined) return { text: JSON.stringify(part.data), ...keep };
-    const mediaType = partMediaType(part);
-    if (part.raw !== undefined && mediaType.startsWith("text/"))
-      return { text: textOf(base64Bytes(part.raw), part.mediaType), ...(part.filename ? { filename: part.filename } : {}), ...keep };
-    return {
-      text: withheld({
-        mediaType,
-        ...(part.filename ? { filename: part.filename } : {}),
-        ...(part.url === undefined ? {} : { url: part.url }),
-        ...(artifact ? { artifact } : {}),
-      }),
-      ...keep,
-    };
-  });
-}
-
-/** An agent message on a task, as a status message or a history entry. */
-export function agentMessage(task: TaskJson, text: string): MessageJson {
-  return { messageId: crypto.randomUUID(), role: "ROLE_AGENT", taskId: task.id, contextId: task.contextId, parts: [{ text }] };
-}
-
-/** The task moved to `state`, with an optional status message. */
-export function withState(task: TaskJson, state: string, now: number, message?: MessageJson): TaskJson {
-  return { ...task, status: message ? { state, message, timestamp: at(now) } : { state, timestamp: at(now) } };
 }
 
 /**
@@ -105,20 +55,6 @@ export function shapeTask(task: TaskJson, options: { historyLength?: number; inc
   }
   return out;
 }
-
-/** The parts of the message that opened a task (its first user message). */
-export const requestParts = (task: TaskJson): PartJson[] => task.history?.find((m) => m.role === "ROLE_USER")?.parts ?? [];
-
-/** The text of the message that opened a task: its text parts, concatenated and trimmed. */
-export function requestText(task: TaskJson): string {
-  return requestParts(task)
-    .map((p: PartJson) => p.text ?? "")
-    .join("")
-    .trim();
-}
-
-/** The stored row's document. */
-export const taskOf = (row: TaskRow): TaskJson => JSON.parse(row.taskJson) as TaskJson;
 
 /** What the store writes for a task. */
 export function toWrite(task: TaskJson, now: number): TaskWrite {

@@ -1,7 +1,24 @@
+import type { AgentConfig } from "../agent/config.js";
 import { definePlugin, type AgentPlugin } from "../plugin/contract.js";
-import { secretNames } from "./fetch.js";
-import type { McpServerConfig, McpServers } from "./servers.js";
+import { credentialedFetch, secretNames } from "./fetch.js";
+import { McpServers, type McpClient, type McpServerConfig, type McpServersOptions } from "./servers.js";
 import { serverTools } from "./tools.js";
+
+/**
+ * The MCP servers of an agent's config as a plugin (below), reached through
+ * `client` (the object's MCP client) with the credentials `env` holds for
+ * them; each server's state changes are `report`ed.
+ */
+export function mcpServersPlugin(
+  client: McpClient,
+  options: { config: AgentConfig["mcp"]; env: object; report: McpServersOptions["report"]; unavailable: (servers: string[]) => string },
+): AgentPlugin {
+  const { config } = options;
+  const env = new Map<string, unknown>(Object.entries(options.env));
+  const fetch = (server: McpServerConfig) => credentialedFetch(server, { allowlist: config.allowlist, env });
+  const connections = new McpServers(client, { config, fetch, report: options.report });
+  return mcpPlugin({ servers: config.servers, connections, unavailable: options.unavailable });
+}
 
 /**
  * The MCP servers of an agent's config as a plugin: their tools join each
@@ -10,7 +27,7 @@ import { serverTools } from "./tools.js";
  * plugin's requirements: a start without one is refused, and no event
  * carries their values.
  */
-export function mcpPlugin(options: {
+function mcpPlugin(options: {
   servers: readonly McpServerConfig[];
   connections: McpServers;
   /** The agent's sentence for servers out of reach this turn (its policy's `tools.mcpUnavailable`). */

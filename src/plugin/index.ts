@@ -15,7 +15,7 @@ export {
   type ToolResultEvent,
   type TurnGateInput,
 } from "./contract.js";
-export { PluginContractError, WorkspaceLimitError, WorkspacePathError } from "./errors.js";
+export { PluginContractError, WorkspaceLimitError, WorkspacePathError, type PluginErrorCode } from "./errors.js";
 export { REDACTION_FAILED_STUB, redactToolResults, redactWith, type ToolCallObserver, type ToolCallVerdict, type ToolResultRedactor } from "./redaction.js";
 export { readCapped } from "./read-capped.js";
 export type { ResultCap } from "./result-cap.js";

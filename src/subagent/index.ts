@@ -1,2 +1,2 @@
-export { SubtaskCanceled, SubtaskOverBudget } from "./errors.js";
+export { SubtaskCanceled, SubtaskOverBudget, type SubagentErrorCode } from "./errors.js";
 export { RecipeSubagentBase } from "./recipe-subagent.js";

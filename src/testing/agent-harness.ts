@@ -1,3 +1,4 @@
+import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE, TERMINAL_STATE_NAMES } from "../a2a/wire.js";
 import { GATEKEEPER_FIXTURE_JWK, fixtureKey, publicHalf, type FixtureKey } from "./jwk-fixtures.js";
 import { makeGatekeeperToken } from "./gatekeeper-token.js";
 import { interceptGatekeeper, type GatekeeperIntercept, type InterceptOptions } from "./intercept-gatekeeper.js";
@@ -24,9 +25,25 @@ export interface AgentHarnessOptions {
   identity?: { key: string; name?: string; kind?: string; workspaceId?: string };
 }
 
+/**
+ * An answer to what a task asks (docs/protocol.md "Human in the loop"): an
+ * option (`approve` or `reject` for an approval, with an optional reason in
+ * `text`; a choice's option id), or words (a question; a choice that allows
+ * them).
+ */
+export type HarnessAnswer = { optionId: string; text?: string } | { text: string };
+
 export interface AgentHarness {
   /** Sends one turn exactly as a gatekeeper does and returns the accepted task. */
   send(text: string, options?: { messageId?: string; contextId?: string }): Promise<any>;
+  /**
+   * Answers the request task `taskId` waits on, as its caller: waits (polling
+   * `GetTask`, at most `timeoutMs`, default 10 s) until the task is in
+   * `TASK_STATE_INPUT_REQUIRED`, then sends the answer to that request and
+   * returns the task as the answer left it (back at work). Throws when the
+   * task ends or the time runs out without a request, or the answer is refused.
+   */
+  answer(taskId: string, answer: HarnessAnswer, options?: { timeoutMs?: number }): Promise<any>;
   /** Any JSON-RPC method as this caller; resolves with the whole JSON-RPC reply. */
   call(method: string, params?: Record<string, unknown>): Promise<{ result?: any; error?: { code: number; message: string } }>;
   /**
@@ -71,8 +88,42 @@ export function createAgentHarness(options: AgentHarnessOptions): AgentHarness {
     return answer.json as Awaited<ReturnType<AgentHarness["call"]>>;
   };
 
+  /** The task once it waits for an answer, with the request it waits on. */
+  const asking = async (taskId: string, timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const reply = await call("GetTask", { id: taskId });
+      if (reply.error) throw new Error(`GetTask ${taskId} refused: ${reply.error.code} ${reply.error.message}`);
+      const task = reply.result;
+      const state: string = task.status.state;
+      if (state === "TASK_STATE_INPUT_REQUIRED") {
+        const parts: Array<{ data?: { type?: string; requestId?: string } }> = task.status.message?.parts ?? [];
+        const request = parts.find((part) => part.data?.type === HITL_REQUEST_TYPE)?.data;
+        if (request?.requestId) return { task, requestId: request.requestId };
+      }
+      if (TERMINAL_STATE_NAMES.includes(state)) throw new Error(`task ${taskId} ended (${state}) without asking anything`);
+      if (Date.now() > deadline) throw new Error(`task ${taskId} asked nothing within ${timeoutMs} ms (it is ${state})`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+
   return {
     call,
+    async answer(taskId, answer, { timeoutMs = 10_000 } = {}) {
+      const { task, requestId } = await asking(taskId, timeoutMs);
+      const reply = await call("SendMessage", {
+        message: {
+          messageId: crypto.randomUUID(),
+          role: "ROLE_USER",
+          taskId,
+          contextId: task.contextId,
+          parts: [{ data: { type: HITL_RESPONSE_TYPE, requestId, ...answer } }],
+        },
+        configuration: { returnImmediately: true },
+      });
+      if (reply.error) throw new Error(`the answer to task ${taskId} was refused: ${reply.error.code} ${reply.error.message}`);
+      return reply.result.task;
+    },
     async send(text, sendOptions = {}) {
       const reply = await call("SendMessage", {
         message: {

@@ -1,7 +1,7 @@
 // The test harness agent authors use in their own repos (workerd realm).
 // Never imported by a runtime subpath.
 export { chatCompletionBody, chatCompletionEvents, chatCompletionReply, type ChatReply, type ChatToolCall } from "./chat-completion.js";
-export { createAgentHarness, type AgentHarness, type AgentHarnessOptions } from "./agent-harness.js";
+export { createAgentHarness, type AgentHarness, type AgentHarnessOptions, type HarnessAnswer } from "./agent-harness.js";
 export { makeDoHelpers } from "./do-helpers.js";
 export { makeGatekeeperToken, type GatekeeperTokenOptions } from "./gatekeeper-token.js";
 export { interceptGatekeeper, type CapturedPush, type GatekeeperIntercept, type InterceptOptions } from "./intercept-gatekeeper.js";

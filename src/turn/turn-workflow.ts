@@ -1,5 +1,6 @@
-import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type WorkflowStepConfig } from "cloudflare:workers";
+import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
 import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
+import { testClockOf } from "../a2a/test-clock.js";
 import { loadSigningKey } from "../a2a/signing-key.js";
 import { isTerminalName } from "../a2a/task-state.js";
 import type {
@@ -14,78 +15,28 @@ import type {
   TurnStep,
   Verdict,
 } from "../boundary/index.js";
-import { retriesAfter, waitAfter } from "./delivery-schedule.js";
-import { deliverPush, type PushAttempt } from "./push-delivery.js";
-import { analyticsSink, jsonLogSink, Telemetry, type AnalyticsDataset, type EventScope } from "../telemetry/index.js";
-
-/** A turn's params and the instance running it. */
-type RunningTurn = TurnParams & { instanceId: string };
-
-/** What came of one push attempt, as its step records it: `at` for the schedule; `closed`: it closed the turn too. */
-type AttemptResult = { kind: PushAttempt["kind"]; status: number; at: number; closed?: boolean };
-type TriedPush = AttemptResult & { configId: string };
-/** The first push to each config, made by the run step that finished the turn. */
-interface FirstPushes {
-  seq: number;
-  tried: TriedPush[];
-  closed: boolean;
-}
-/** What a run step records: the object's round, except that a finished turn is recorded as its first pushes (`pushed`), not as the push it built. */
-type RunStep = Exclude<TurnStep, { kind: "finished" }> | { kind: "pushed"; state: string; pushed: FirstPushes };
-
-/**
- * A push not yet delivered to some configs, on its schedule (docs/protocol.md
- * "Events, streams and pushes"): carried in the Workflow from the step that
- * tried it last, so it derives from recorded steps and is the same on replay.
- * The next event of the task for those configs supersedes it.
- */
-interface Pending {
-  /** What its attempts are named after (`ask 2`): their events' ids. */
-  name: string;
-  seq: number;
-  configIds: string[];
-  /** Attempts made so far. */
-  attempt: number;
-  /** When the first was made (epoch ms): its hour counts from there. */
-  first: number;
-}
-
-/** One try at a request's push (its first attempts, or the next), as its step records it. */
-interface AskTry {
-  /** What is left to try after this one. */
-  pending?: Pending;
-  /** Deliveries given up in it. */
-  letters: DeadLetter[];
-  /** How long the answer is waited for before the next try (with nothing pending: at all). */
-  waitMs: number;
-  /** The wait is over (past the request's expiry and the margin): no attempt was made, and none follows. */
-  over?: boolean;
-}
-
-/**
- * A round, and for the round that answers the first push to each config: a couple of retries for
- * a crashed isolate (the recorded outcome spares the model; the push may go again); the fallback
- * model is tried inside.
- */
-const RUN_STEP: WorkflowStepConfig = { retries: { limit: 2, delay: "5 seconds", backoff: "exponential" }, timeout: "10 minutes" };
-/** One push attempt; its retries are for the object or the isolate failing, the gatekeeper's refusals are scheduled (delivery-schedule.ts). */
-const ATTEMPT_STEP: WorkflowStepConfig = { retries: { limit: 3, delay: "2 seconds", backoff: "exponential" }, timeout: "30 seconds" };
-/** A round of attempts to several configs in one step (a request's push): each attempt gives up after 15 s (push-delivery.ts). */
-const DELIVERY_STEP: WorkflowStepConfig = { retries: { limit: 3, delay: "2 seconds", backoff: "exponential" }, timeout: "10 minutes" };
-/** An attempt's fetch gives up after 15 s (push-delivery.ts); the object allows that much past a wait. */
-const ATTEMPT_TIMEOUT_MS = 30_000;
-/**
- * A progress push is best effort: one attempt, and its failure is swallowed. A push it supersedes gets
- * its last attempt first, in the same step, so the step allows the attempts' own timeouts.
- */
-const PROGRESS_STEP: WorkflowStepConfig = { retries: { limit: 0, delay: "1 second" }, timeout: "10 minutes" };
-/** A guard against a turn that never ends; the agent's own round budget is far below it. */
-const MAX_ROUNDS = 64;
-/** A guard against a turn that asks forever. */
-const MAX_PARKS = 64;
-/** How long past a request's expiry the Workflow waits for the object's event before asking it itself. */
-const WAIT_MARGIN_MS = 10 * 60_000;
-const QUICK_STEP: WorkflowStepConfig = { retries: { limit: 5, delay: "1 second", backoff: "exponential" }, timeout: "30 seconds" };
+import { pushSchedule, waitAfter, type PushSchedule } from "./delivery-schedule.js";
+import { deliverPush } from "./push-delivery.js";
+import { analyticsSink, jsonLogSink, Telemetry, type AnalyticsDataset } from "../telemetry/index.js";
+import {
+  ATTEMPT_STEP,
+  ATTEMPT_TIMEOUT_MS,
+  DELIVERY_STEP,
+  MAX_PARKS,
+  MAX_ROUNDS,
+  PROGRESS_STEP,
+  QUICK_STEP,
+  RUN_STEP,
+  WAIT_MARGIN_MS,
+  eventScope,
+  settleRound,
+  type AskTry,
+  type AttemptResult,
+  type Pending,
+  type RunStep,
+  type RunningTurn,
+  type TriedPush,
+} from "./turn-steps.js";
 
 /**
  * The durable turn: mark working, run the tenant's turn in the caller's
@@ -290,10 +241,11 @@ export abstract class TurnWorkflowBase<
       targets = found.ok ? found.value : { seq: 0, configIds: [] };
     }
     const tried = await this.#attemptEach(agent, turn, targets, name, attempt, { close: false }, (_name, make) => make());
-    const settled = settleRound(tried, targets.seq, attempt, first);
+    const schedule = this.#schedule();
+    const settled = settleRound(tried, targets.seq, attempt, first, schedule);
     const pending = settled.next.length > 0 ? { name, seq: targets.seq, configIds: settled.next, attempt, first: settled.first } : undefined;
     const left = deadline - Date.now();
-    const waitMs = pending ? Math.max(1_000, Math.min(waitAfter(attempt), left)) : Math.max(60_000, left);
+    const waitMs = pending ? Math.max(1_000, Math.min(waitAfter(attempt, schedule), left)) : Math.max(60_000, left);
     // Waiting is alive: the object expects the next report only after the wait.
     await agent().turnProgress(turn.taskId, waitMs + ATTEMPT_TIMEOUT_MS);
     return { ...(pending ? { pending } : {}), letters: settled.letters, waitMs };
@@ -379,12 +331,12 @@ export abstract class TurnWorkflowBase<
               (stepName, make) => step.do(stepName, ATTEMPT_STEP, make),
             );
       closed ||= round.some((tried) => tried.closed === true);
-      const settled = settleRound(round, targets.seq, attempt, first);
+      const settled = settleRound(round, targets.seq, attempt, first, this.#schedule());
       first = settled.first;
       letters.push(...settled.letters);
       pending = settled.next;
       if (pending.length === 0) break;
-      const wait = waitAfter(attempt);
+      const wait = waitAfter(attempt, this.#schedule());
       // In backoff is alive: the object waits for the next attempt before calling the turn lost.
       await step.do(`${name} backoff ${attempt}`, QUICK_STEP, () => agent().turnProgress(turn.taskId, wait + ATTEMPT_TIMEOUT_MS));
       await step.sleep(`${name} wait ${attempt}`, wait);
@@ -500,6 +452,11 @@ export abstract class TurnWorkflowBase<
     return { state: "redelivered" };
   }
 
+  /** The push schedule: the platform's, unless a test clock shortens it (docs/gatekeeper.md "Test clocks"). */
+  #schedule(): PushSchedule {
+    return pushSchedule(testClockOf(this.env));
+  }
+
   /**
    * The gatekeepers trusted now, read at every delivery rather than when the
    * turn began: an origin removed from `GATEKEEPER_ORIGINS` meanwhile is no
@@ -539,38 +496,4 @@ export abstract class TurnWorkflowBase<
     }
     return { sent };
   }
-}
-
-/** The ids a push event of the turn is about. */
-function eventScope(turn: RunningTurn, contextId?: string): EventScope {
-  return {
-    tenant: turn.tenant,
-    ...(turn.caller ? { caller: turn.caller } : {}),
-    taskId: turn.taskId,
-    ...(contextId ? { contextId } : {}),
-    turnId: turn.instanceId,
-  };
-}
-
-/**
- * What a round of attempts of event `seq` leaves (the `attempt`-th of a
- * delivery whose first began at `first`, or began in this round): the
- * configs to try again, and the ones given up (refused for good, or out of
- * their hour) as dead letters.
- */
-function settleRound(
-  round: readonly TriedPush[],
-  seq: number,
-  attempt: number,
-  first: number | undefined,
-): { next: string[]; letters: DeadLetter[]; first: number } {
-  const began = first ?? round[0]?.at ?? Date.now();
-  const next: string[] = [];
-  const letters: DeadLetter[] = [];
-  for (const tried of round) {
-    if (tried.kind === "delivered" || tried.kind === "skipped") continue;
-    if (tried.kind === "transient" && retriesAfter(attempt, tried.at, began)) next.push(tried.configId);
-    else letters.push({ configId: tried.configId, seq, status: tried.status, at: new Date(tried.at).toISOString() });
-  }
-  return { next, letters, first: began };
 }

@@ -1,10 +1,11 @@
 import type { AgentManifest } from "../a2a/agent-manifest.js";
 import type { GatekeeperJwks, GatekeeperJwksOptions } from "../a2a/gatekeeper-jwks.js";
+import type { TestClockEnv } from "../a2a/test-clock.js";
 import type { VerifiedCaller } from "../a2a/verify-token.js";
 import type { AgentNamespace, CallerObject, TurnParams, TurnToStart } from "../boundary/index.js";
 
-/** The variables and bindings the edge reads (docs/protocol.md "Operator surface"). */
-export interface EdgeEnv {
+/** The variables and bindings the edge reads (docs/protocol.md "Operator surface"; test clocks: docs/gatekeeper.md). */
+export interface EdgeEnv extends TestClockEnv {
   /** Secret: the private Ed25519 JWK (with `kid`) that signs cards and callbacks. */
   A2A_SIGNING_KEY?: string;
   /** JSON array of public Ed25519 JWKs still published after a rotation. */

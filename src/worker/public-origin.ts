@@ -1,5 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import { parseOrigin } from "../a2a/gatekeeper-origins.js";
+import { loadTestClock } from "../a2a/test-clock.js";
 import { ConfigError } from "../errors/index.js";
 import type { EdgeHono } from "./context.js";
 import { emitAtEdge } from "./edge-events.js";
@@ -33,10 +34,13 @@ function loadPublicOrigin(raw: string | undefined): string | undefined {
  * Step 1, before anything else and on every route (docs/protocol.md "The
  * edge, in order"): the origin everything signed names (cards, `aud`, `jku`,
  * the callback `iss`) is PUBLIC_ORIGIN when set, and a request for another
- * host (a forged Host) gets 421 with nothing verified or signed.
+ * host (a forged Host) gets 421 with nothing verified or signed. Before it, a
+ * deployment off loopback with a test clock set answers every request with
+ * its misconfiguration (docs/gatekeeper.md "Test clocks").
  */
 export const hostStep = <Env extends EdgeEnv>() =>
   createMiddleware<EdgeHono<Env>>(async (c, next) => {
+    loadTestClock(c.env);
     const publicOrigin = loadPublicOrigin(c.env.PUBLIC_ORIGIN);
     const url = new URL(c.req.url);
     if (publicOrigin !== undefined && url.host !== new URL(publicOrigin).host) {

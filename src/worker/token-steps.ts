@@ -2,6 +2,7 @@ import { bearerAuth } from "hono/bearer-auth";
 import { createMiddleware } from "hono/factory";
 import type { GatekeeperJwks } from "../a2a/gatekeeper-jwks.js";
 import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
+import { loadTestClock } from "../a2a/test-clock.js";
 import { TokenRefused, verifyGatekeeperToken } from "../a2a/verify-token.js";
 import { endpointOf } from "../a2a/wire.js";
 import type { EdgeHono } from "./context.js";
@@ -24,7 +25,8 @@ export const tokenStep = <Env extends EdgeEnv>(verify: { jwks: GatekeeperJwks; n
       const caller = await verifyGatekeeperToken(token, {
         allowlist: loadGatekeeperOrigins(c.env.GATEKEEPER_ORIGINS),
         audience: endpointOf(c.get("origin")),
-        jwks: verify.jwks,
+        // A test clock may shorten how long a gatekeeper's keys are kept (docs/gatekeeper.md "Test clocks").
+        jwks: verify.jwks.withMaxAge(loadTestClock(c.env).gatekeeperJwksMaxAgeMs),
         now: verify.now,
       });
       c.set("caller", caller);

@@ -3,6 +3,10 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { createVcr, recordFromEnv } from "@dynamicagents/core/testing/node";
 import { defineConfig } from "vitest/config";
 
+// Offline (README "Offline"): miniflare would fetch `Request.cf` data from workers.cloudflare.com
+// when the pool starts outside NODE_ENV=test; the specs read none of it.
+process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
+
 // A fresh card key per run: nothing secret is committed, and no spec can come to depend on one key.
 const signingKey = JSON.stringify({ ...generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" }), kid: "a2a-test" });
 

@@ -78,6 +78,13 @@ describe("the boundary check", () => {
     ["src/turn/planted.ts", 'import type { X } from "../db/index.js";', "turn-speaks-the-boundary"],
     ["src/host/planted.ts", 'import { X } from "../worker/index.js";', "data-flows-one-way"],
     ["src/round/planted.ts", 'import type { X } from "../turn/index.js";', "data-flows-one-way"],
+    ["src/round/planted.ts", 'import { X } from "../worker/index.js";', "data-flows-one-way"],
+    ["src/round/planted.ts", 'import type { TaskAgent } from "../host/task-agent.js";', "loop-sits-below-the-object"],
+    ["src/round/planted.ts", 'import { DynamicAgent } from "@dynamicagents/core/host";', "loop-sits-below-the-object"],
+    ["src/host/planted.ts", 'import { TurnWorkflowBase } from "../turn/index.js";', "data-flows-one-way"],
+    ["src/db/planted.ts", 'import type { LoopDeps } from "../round/deps.js";', "storage-knows-no-loop"],
+    ["src/agent/planted.ts", 'import { runTurn } from "../round/index.js";', "models-and-plugins-know-no-agent"],
+    ["src/plugin/planted.ts", 'import type { DynamicAgent } from "../host/index.js";', "models-and-plugins-know-no-agent"],
     ["src/worker/planted.ts", 'import type { X } from "../db/index.js";', "edge-stays-at-the-edge"],
     ["src/worker/planted.ts", 'import { X } from "../turn/index.js";', "edge-stays-at-the-edge"],
     ["src/host/planted.ts", 'import { X } from "../testing/index.js";', "no-test-harness-at-runtime"],
@@ -95,6 +102,11 @@ describe("the boundary check", () => {
     ["src/a2a/planted.ts", 'import { ConfigError } from "../errors/index.js";\nimport { x } from "./index.js";\nimport { Task } from "@a2a-js/sdk";'],
     ["src/worker/planted.ts", 'import { x } from "../a2a/index.js";\nimport { y } from "../errors/index.js";'],
     ["src/testing/planted.ts", 'import { it } from "vitest";\nimport { x } from "../host/index.js";'],
+    [
+      "src/round/planted.ts",
+      'import { x } from "../agent/index.js";\nimport { y } from "../plugin/index.js";\nimport { z } from "../subtasks/index.js";\nimport type { Q } from "../db/index.js";',
+    ],
+    ["src/host/planted.ts", 'import { runTurn } from "../round/index.js";\nimport { AgentDB } from "../db/index.js";'],
     ["reference/planted.ts", 'import { createA2AWorker } from "@dynamicagents/core/worker";\nimport worker from "./worker.js";'],
   ])("passes what %s may import", (path, text) => {
     expect(checkText(path, `${text}\n`)).toEqual({ status: 0, stderr: "", violations: [] });

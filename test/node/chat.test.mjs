@@ -7,7 +7,7 @@ import { createServer } from "node:http";
 import { PassThrough, Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE, HITL_TIMEOUT_TYPE } from "../../src/a2a/wire.ts";
-import { NEEDS_INPUT_EXIT, parseAnswer, runChat, runOnce } from "../../scripts/dev/chat.mjs";
+import { ARRIVED, NEEDS_INPUT_EXIT, parseAnswer, runChat, runOnce } from "../../scripts/dev/chat.mjs";
 import { closeServer, listen, readBody, sendJson } from "../../scripts/dev/http.mjs";
 import { MESSAGE_REPLY, createSession, hitlRequestOf } from "../../scripts/dev/session.mjs";
 import { printable } from "../../scripts/dev/terminal.mjs";
@@ -195,11 +195,22 @@ function streamingSession(chunks, { reply = chunks.map((c) => c.text).join(""), 
 const chunk = (text, append, lastChunk = false) => ({ text, append, lastChunk });
 
 describe("the answer as it streams", () => {
-  it("runChat prints the chunks on one line as they come, then the reply of record", async () => {
+  it("runChat prints the chunks on one line as they come, then one short line when the verified push is that answer", async () => {
     const session = streamingSession([chunk("one ", false), chunk("two ", true), chunk("three", true, true)]);
     const text = await pipedChat(session, ["hi"]);
     expect(text).toContain("the answer streams as it is written, the reply arrives as a signed push");
-    expect(text).toContain("assistant ▹ one two three\nassistant ▸ one two three\n");
+    expect(text).toContain(`assistant ▹ one two three\nassistant ▸ ${ARRIVED}\n`);
+    // The answer is printed once.
+    expect(text.split("one two three")).toHaveLength(2);
+  });
+
+  it("runChat shows the reply of record whole when it differs from what streamed, or when nothing streamed", async () => {
+    const differs = streamingSession([chunk("a draft", false, true)], { reply: "the answer of record" });
+    const text = await pipedChat(differs, ["hi"]);
+    expect(text).toContain("assistant ▹ a draft\nassistant ▸ the answer of record\n");
+    expect(text).not.toContain(ARRIVED);
+    const silent = streamingSession([], { reply: "only pushed" });
+    expect(await pipedChat(silent, ["hi"])).toContain("assistant ▸ only pushed\n");
   });
 
   it("runChat breaks the streamed line for a status and goes on after it, and starts a new line when the answer starts over", async () => {
@@ -208,7 +219,7 @@ describe("the answer as it streams", () => {
       statusAfter: 0,
     });
     const text = await pipedChat(session, ["hi"]);
-    expect(text).toContain("assistant ▹ draft\n  · round 1 done\nassistant ▹  one\nassistant ▹ final answer\nassistant ▸ final answer\n");
+    expect(text).toContain(`assistant ▹ draft\n  · round 1 done\nassistant ▹  one\nassistant ▹ final answer\nassistant ▸ ${ARRIVED}\n`);
   });
 
   it("runOnce streams on stderr and keeps stdout for the reply alone", async () => {

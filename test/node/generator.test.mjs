@@ -109,14 +109,18 @@ describe("dynamicagents new, then add-tenant", () => {
     await createRepository({ dir: root, core: "file:./core.tgz" });
     const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
     expect(pkg.name).toBe("my-agents");
+    // The host SDKs are peers (never bundled twice): the new repository depends on each, at the exact version pinned here.
+    const hostSdks = ["@a2a-js/sdk", "agents", "ai", "workers-ai-provider", "zod"].map((sdk) => [sdk, own.devDependencies[sdk]]);
+    for (const [sdk, version] of hostSdks) expect(own.peerDependencies[sdk], sdk).toBe(`^${version}`);
     // A tarball named relative to where the command runs, made absolute for the new repository.
-    const hostSdks = ["@a2a-js/sdk", "agents", "ai", "zod"].map((sdk) => [sdk, own.devDependencies[sdk]]);
     expect(pkg.dependencies).toEqual({ "@dynamicagents/core": `file:${join(process.cwd(), "core.tgz")}`, ...Object.fromEntries(hostSdks) });
     for (const tool of ["wrangler", "vitest", "vite", "typescript", "node", "@cloudflare/vitest-plugin", "@cloudflare/workers-types"]) {
       expect(pkg.devDependencies[tool]).toBe(own.devDependencies[tool]);
     }
     expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(["start", "check", "test"]));
     expect(existsSync(join(root, ".gitignore"))).toBe(true);
+    // Offline: npm's own update check is off in the new repository too (README "Offline").
+    expect(readFileSync(join(root, ".npmrc"), "utf8")).toMatch(/^update-notifier=false$/m);
     expect(statSync(join(root, ".dev.vars")).mode & 0o777).toBe(0o600);
     expect(readFileSync(join(root, ".dev.vars"), "utf8")).toMatch(/^A2A_SIGNING_KEY='\{"kty":"OKP".*"kid":"a2a-/);
     const wrangler = plain(parseJsonc(readFileSync(join(root, "wrangler.jsonc"), "utf8")));

@@ -167,18 +167,19 @@ describe("standInReply: an author's tools", () => {
 
   it("calls a custom tool with arguments synthesised from its schema, each tool once, then answers quoting the results", () => {
     const { calls, answer } = converse("weather in Paris", [forecastTool, lookupTool, clockTool], {
-      forecast: '{"city":"weather in Paris","forecast":"sunny, 21 °C"}',
+      forecast: '{"city":"Paris","forecast":"sunny, 21 °C"}',
       lookup: '{"found":"nothing yet"}',
     });
-    // Required properties and those with an enum; strings the user's words (within maxLength), numbers the smallest valid.
+    // Required properties and those with an enum; strings the likely phrase of the user's words (within maxLength;
+    // test/node/standin-phrase.test.mjs), numbers the smallest valid.
     expect(calls).toEqual([
-      ["forecast", { city: "weather in Paris", days: 1, units: "metric" }],
-      ["lookup", { query: "weather in" }],
+      ["forecast", { city: "Paris", days: 1, units: "metric" }],
+      ["lookup", { query: "Paris" }],
       ["current_time", { timeZone: "UTC" }],
     ]);
     expect(answer.startsWith(STANDIN_MARK)).toBe(true);
     expect(answer).toContain(
-      'I called forecast, which returned {"city":"weather in Paris","forecast":"sunny, 21 °C"}; then lookup, which returned {"found":"nothing yet"}; then current_time',
+      'I called forecast, which returned {"city":"Paris","forecast":"sunny, 21 °C"}; then lookup, which returned {"found":"nothing yet"}; then current_time',
     );
     expect(answer).toContain("I am no language model: I called each tool I was offered once");
     // Deterministic, and each tool once per message of the person's: a second message calls them again.
@@ -191,7 +192,7 @@ describe("standInReply: an author's tools", () => {
     const tools = [askUserTool, findTools, saveNoteTool, payTool, lookupTool];
     expect(converse("hello", tools).calls.map(([name]) => name)).toEqual(["lookup"]);
     // Their words: the trigger rows, or the tool's name outright.
-    expect(converse("find tools for maps", tools).calls[0]).toEqual(["find_tools", { query: "find tools for maps" }]);
+    expect(converse("find tools for maps", tools).calls[0]).toEqual(["find_tools", { query: "maps" }]);
     expect(converse("please pay_invoice 42", tools).calls[0]).toEqual(["pay_invoice", { id: "please pay_invoice 42" }]);
     expect(converse("run save_note please", tools).calls[0]).toEqual(["save_note", { text: "run save_note please" }]);
     expect(converse("ask me a question", tools).calls.map(([name]) => name)).toEqual(["ask_user", "lookup"]);

@@ -14,8 +14,8 @@ import { parseEventLine } from "../../scripts/dev/events.mjs";
 import { groupAlive, raisedFileLimit, spawnWrangler, withRaisedFileLimit, wranglerArgs } from "../../scripts/dev/wrangler.mjs";
 import { freshAgentJwk } from "./support/fake-agent.mjs";
 
-// Serves, on its --port, its own argv, every --env-file it was given (text and mode) and whether
-// it was told to write its debug log file.
+// Serves, on its --port, its own argv, every --env-file it was given (text and mode), whether
+// it was told to write its debug log file, and the variables that keep wrangler from reaching out.
 const FAKE_WRANGLER = `#!/usr/bin/env node
 const { createServer } = require("node:http");
 const { readFileSync, statSync } = require("node:fs");
@@ -26,7 +26,8 @@ argv.forEach((arg, i) => {
 });
 const port = Number(argv[argv.indexOf("--port") + 1]);
 const writeLogs = process.env.WRANGLER_WRITE_LOGS;
-createServer((req, res) => res.end(JSON.stringify({ argv, files, pid: process.pid, writeLogs }))).listen(port, "127.0.0.1");
+const lookups = Object.fromEntries(["CLOUDFLARE_CF_FETCH_ENABLED", "WRANGLER_HIDE_BANNER", "WRANGLER_SEND_METRICS"].map((name) => [name, process.env[name]]));
+createServer((req, res) => res.end(JSON.stringify({ argv, files, pid: process.pid, writeLogs, lookups }))).listen(port, "127.0.0.1");
 `;
 
 let root;
@@ -115,6 +116,11 @@ describe("spawnWrangler", () => {
       if (before === undefined) delete process.env.WRANGLER_WRITE_LOGS;
       else process.env.WRANGLER_WRITE_LOGS = before;
     }
+  });
+
+  it("tells wrangler to make no outbound lookup: no Request.cf fetch, no banner (its update check), no metrics", async () => {
+    const { report } = await launch({});
+    expect(report.lookups).toEqual({ CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_HIDE_BANNER: "true", WRANGLER_SEND_METRICS: "false" });
   });
 
   it("writes no file and passes no --env-file when there are no secrets (wrangler then reads .dev.vars)", async () => {

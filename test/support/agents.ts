@@ -4,7 +4,7 @@ import { ConfigError } from "@dynamicagents/core/errors";
 import { DynamicAgent, type AgentPlugin } from "@dynamicagents/core/host";
 import { definePlugin, defineSubtaskType, type PluginHost } from "@dynamicagents/core/plugin";
 import type { AgentEvent } from "@dynamicagents/core/telemetry";
-import { RoundAgentBase, type SubagentClass } from "@dynamicagents/core/round";
+import type { Subagents } from "@dynamicagents/core/round";
 import { RecipeSubagentBase } from "@dynamicagents/core/subagent";
 import { TurnWorkflowBase } from "@dynamicagents/core/turn";
 import type { TenantConfig } from "@dynamicagents/core/worker";
@@ -18,6 +18,13 @@ import { z } from "zod";
 function required<T>(binding: T | undefined): T {
   if (binding === undefined) throw new Error("the test worker's marker bindings are missing (vitest.config.ts)");
   return binding;
+}
+
+// The specs' own start-up check (BrokenAgent) names a code of its own, as a deployment's may.
+declare module "@dynamicagents/core/errors" {
+  interface ConfigErrorCodes {
+    ERR_SPEC_NOT_A_KEY: true;
+  }
 }
 
 /** A marker: a word no code of ours writes. */
@@ -246,7 +253,7 @@ export class MarkerAgent extends DynamicAgent<Cloudflare.Env> {
   }
 }
 
-export class MarkerResearcher extends RoundAgentBase<Cloudflare.Env> {
+export class MarkerResearcher extends DynamicAgent<Cloudflare.Env> {
   protected override agentConfig(): AgentConfigInput {
     return MARKER_CONFIG;
   }
@@ -260,8 +267,8 @@ export class MarkerResearcher extends RoundAgentBase<Cloudflare.Env> {
   protected agentPolicy(): AgentPolicy {
     return markerPolicy;
   }
-  protected subagentClass(): SubagentClass<Cloudflare.Env> {
-    return MarkerSubagent;
+  protected override subagents(): Subagents<Cloudflare.Env> {
+    return { subagentClass: MarkerSubagent };
   }
   protected override turnWorkflow() {
     return required(this.env.MARKER_WORKFLOW);

@@ -1,8 +1,9 @@
 // MCP servers for the workerd specs, answered in the Node realm: the pool's
 // outboundService (vitest.config.ts) hands this every request to the hosts
 // below before the cassette recorder sees it, so MCP traffic is never
-// recorded and never leaves the machine. Built on the dev server module
-// (scripts/dev/mcp-server.mjs): real sessions, real 404s after a drop.
+// recorded and never leaves the machine. Built on the MCP server authors' specs
+// use (`createMcpServer` of @dynamicagents/core/testing/node): real sessions,
+// real 404s after a drop.
 //
 //   https://mcp.test/<key>/mcp       server <key>'s streamable-HTTP endpoint; each key has its own sessions and counters
 //   POST https://mcp.test/<key>/__drop   forgets the key's sessions (a restart): the client's next request gets 404
@@ -23,7 +24,7 @@
 // → 50,000 small text blocks and an image; straddle({}) → text whose 40-`Q` secrets (STRADDLE_SECRET)
 // fill the stretch from character 60,000 to 101,000, where a 64 KiB cap cuts.
 import { z } from "zod";
-import { createMcpServer } from "../../scripts/dev/mcp-server.mjs";
+import { createMcpServer } from "../../src/testing/node/mcp-server.ts";
 
 // Built from parts, so that no line here is itself a canary (scripts/check/canaries.mjs reads the test run's output).
 const TOKEN = ["canary", "secret", "mcp", "token", "4b8e"].join("-");
@@ -57,7 +58,7 @@ function wait(ms, signal) {
   });
 }
 
-/** @type {import("../../scripts/dev/mcp-server.mjs").ToolDefinition[]} */
+/** @type {import("../../src/testing/node/mcp-server.ts").McpTool[]} */
 const TOOLS = [
   { name: "lookup", description: "Looks a term up.", inputSchema: z.object({ term: z.string() }), handler: ({ term }) => `found: ${term}` },
   {

@@ -81,8 +81,17 @@ function startGroup(name, command, args, env = {}) {
     cwd: ROOT,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    // The project's Node first on PATH, as `npm run` does (wrangler needs Node >= 22).
-    env: { ...base, PATH: `${BIN}${delimiter}${process.env.PATH ?? ""}`, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", ...env },
+    // The project's Node first on PATH, as `npm run` does (wrangler needs Node >= 22); the guide's
+    // `export` line ("Running it locally"): wrangler makes no outbound lookup.
+    env: {
+      ...base,
+      PATH: `${BIN}${delimiter}${process.env.PATH ?? ""}`,
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
+      WRANGLER_HIDE_BANNER: "true",
+      WRANGLER_SEND_METRICS: "false",
+      NO_COLOR: "1",
+      ...env,
+    },
   });
   const tail = [];
   const state = { reloads: 0, exited: /** @type {null | { code: number | null, signal: string | null }} */ (null), output: "" };

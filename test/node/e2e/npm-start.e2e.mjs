@@ -12,6 +12,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ARRIVED } from "../../../scripts/dev/chat.mjs";
 import { parseDotenv } from "../../../scripts/dev/dev-vars.mjs";
 import { closeServer, freePort, listen } from "../../../scripts/dev/http.mjs";
 import { groupAlive } from "../../../scripts/dev/wrangler.mjs";
@@ -163,12 +164,11 @@ describe("npm start (chat, input piped)", () => {
   it("takes turns at both tenants, lists the caller's tasks and quits cleanly", async () => {
     const run = await npmStart([], { input: "hello from the chat\n/tenant researcher\nwhat is A2A?\n/tasks\n/quit\n" });
     expect(run.code, explain(run)).toBe(0);
-    // Streamed as it was written, then the reply of record (the verified push) on its own line.
-    expect(run.stdout).toMatch(
-      /^assistant ▹ \[offline stand-in model\] .*"hello from the chat".*\nassistant ▸ \[offline stand-in model\] .*"hello from the chat"/m,
-    );
+    // Streamed as it was written, then the reply of record (the verified push) in one short line: the answer is printed once.
+    expect(run.stdout).toMatch(new RegExp(`^assistant ▹ \\[offline stand-in model\\] .*"hello from the chat".*\nassistant ▸ ${ARRIVED}$`, "m"));
+    expect(run.stdout.match(/"hello from the chat"/g)).toHaveLength(1);
     expect(run.stdout).toContain("now talking to researcher");
-    expect(run.stdout).toMatch(/researcher ▸ \[offline stand-in model\] .*"what is A2A\?"/);
+    expect(run.stdout).toMatch(new RegExp(`^researcher ▹ \\[offline stand-in model\\] .*"what is A2A\\?".*\nresearcher ▸ ${ARRIVED}$`, "m"));
     // The researcher's tasks of this caller: the --once turn above and this one, newest first.
     expect(run.stdout).toMatch(
       /your tasks at researcher \(2 of 2, newest first\):\n +\S+ +completed +.* what is A2A\?\n +\S+ +completed +.* compare A2A and MCP/,
@@ -185,11 +185,17 @@ describe("npm start (chat, input piped)", () => {
       'assistant ? May I run save_note with {"text":"to buy milk"}?\n    1. Approve (approve)\n    2. Reject (reject)',
     );
     // Approved: the tool ran and the turn completed with its result, streamed after the answer too (SubscribeToTask).
-    expect(run.stdout).toMatch(/^assistant ▹ \[offline stand-in model\] .*I called save_note, which returned \{"saved":"to buy milk"/m);
-    expect(run.stdout).toMatch(/assistant ▸ \[offline stand-in model\] .*I called save_note, which returned \{"saved":"to buy milk"/);
+    expect(run.stdout).toMatch(
+      new RegExp(`^assistant ▹ \\[offline stand-in model\\] .*I called save_note, which returned \\{"saved":"to buy milk".*\nassistant ▸ ${ARRIVED}$`, "m"),
+    );
     // The next line continued the same conversation (one conversation line only) and read the note back.
     expect(run.stdout.match(/conversation \S+ with assistant/g)).toHaveLength(1);
-    expect(run.stdout).toMatch(/assistant ▸ \[offline stand-in model\] .*"list my notes".*I called list_notes, which returned \{"notes":\["to buy milk"\]\}/);
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `^assistant ▹ \\[offline stand-in model\\] .*"list my notes".*I called list_notes, which returned \\{"notes":\\["to buy milk"\\]\\}.*\nassistant ▸ ${ARRIVED}$`,
+        "m",
+      ),
+    );
     expect(run.stdout).not.toContain("refused a push");
     expectNothingLeft(run);
   });

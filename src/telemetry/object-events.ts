@@ -1,5 +1,6 @@
-import type { AgentDB } from "../db/agent-db.js";
-import { callerHash, type EventCatalogue, type EventName, type EventScope, type PluginEventData, type Telemetry } from "../telemetry/index.js";
+import { callerHash } from "./caller-hash.js";
+import type { EventCatalogue, EventName, EventScope, PluginEventData } from "./catalogue.js";
+import type { Telemetry } from "./telemetry.js";
 
 /** Where the object keeps who it serves, for every event's scope: the tenant and the caller's hash, never the identity. */
 const SCOPE_KEY = "telemetry.scope";
@@ -26,8 +27,9 @@ export class ObjectEvents {
   #scope: StoredScope | undefined;
 
   constructor(
-    private readonly db: AgentDB,
     private readonly kv: SyncKvStorage,
+    /** A task's context and its open turn's instance, as the object stores them (each read only when not given). */
+    private readonly lookup: { contextOf(taskId: string): string | undefined; turnOf(taskId: string): string | undefined },
     private readonly telemetry: () => Telemetry,
   ) {}
 
@@ -61,9 +63,9 @@ export class ObjectEvents {
     if (about.contextId) scope.contextId = about.contextId;
     if (taskId) {
       scope.taskId = taskId;
-      const context = about.contextId ?? this.db.tasks.get(taskId)?.contextId;
+      const context = about.contextId ?? this.lookup.contextOf(taskId);
       if (context) scope.contextId = context;
-      const turn = about.turnId ?? this.db.turns.get(taskId)?.instanceId;
+      const turn = about.turnId ?? this.lookup.turnOf(taskId);
       if (turn) scope.turnId = turn;
     }
     return scope;

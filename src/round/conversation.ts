@@ -1,6 +1,9 @@
 import type { ModelMessage } from "ai";
 import type { AgentConfig } from "../agent/config.js";
+import { generateWithFallback } from "../agent/generate.js";
+import type { TaskJson } from "../boundary/index.js";
 import type { ConversationStore, ConversationWindow, EntryRow } from "../db/conversation-store.js";
+import type { LoopDeps } from "./deps.js";
 
 /** A stored entry back in the model's form (the store keeps it as the JSON the model read). */
 const messageOf = (row: EntryRow) => JSON.parse(row.messageJson) as ModelMessage;
@@ -62,4 +65,40 @@ export async function compactConversation(deps: CompactionDeps): Promise<number>
   } finally {
     store.releaseCompaction(conversationId);
   }
+}
+
+/**
+ * After a turn ends, its conversation is compacted if it grew past the
+ * threshold, with `summarize` making the summary; a compaction that folded
+ * anything is an event. Never rejects: a failed one is tried again after the next turn.
+ */
+export async function compactAfterTurn(deps: LoopDeps, task: TaskJson, summarize: CompactionDeps["summarize"]): Promise<void> {
+  const conversationId = deps.conversationOf(task);
+  const started = Date.now();
+  try {
+    const folded = await compactConversation({
+      store: deps.db.conversations,
+      conversationId,
+      history: deps.config.history,
+      instructions: deps.policy.messages.summarize,
+      summarize,
+      onDisplaced: (messages) => deps.runtime.onMessagesDisplaced(messages),
+    });
+    if (folded > 0) {
+      const data = { folded, durationMs: Date.now() - started };
+      deps.events.emit("conversation.compacted", undefined, data, [conversationId, crypto.randomUUID()], { contextId: task.contextId });
+    }
+  } catch (error) {
+    console.error(`compaction of conversation ${conversationId} failed; it is tried again after the next turn`, error);
+  }
+}
+
+/** The model call a compaction summarizes with, under the agent's own instructions; "" when every model failed. */
+export async function summarizeWith(deps: LoopDeps, instructions: string, transcript: string): Promise<string> {
+  const { env, config, models } = deps;
+  const result = await generateWithFallback({ env, config: config.model, instructions, messages: [{ role: "user", content: transcript }], models });
+  // A summary costs the caller like a turn does (no task: today's total only).
+  if (result.ok) deps.db.usage.record(undefined, { inputTokens: result.inputTokens, outputTokens: result.outputTokens, modelCalls: 1 });
+  // An empty summary leaves history as it is: compaction is skipped, not wrong.
+  return result.ok ? result.text : "";
 }

@@ -1,6 +1,74 @@
 import type { TurnParams } from "../boundary/index.js";
+import type { AgentDB } from "../db/agent-db.js";
 import type { TurnLedger, TurnRow } from "../db/turn-ledger.js";
+import { DAY_MS } from "./budget.js";
+import type { Deliveries } from "./deliveries.js";
+import type { LifecycleLimits, ObjectParts } from "./lifecycle.js";
 import type { RecoveryPolicy } from "./recovery-policy.js";
+import type { Turns } from "./turns.js";
+import { startWorkflow, wake } from "./turn-workflows.js";
+
+// No turn is left hanging: the object's reconcile pass over its open turns,
+// and retention, which lets finished, delivered tasks go.
+
+/** No turn is left hanging: the object's schedules, the reconcile pass and retention. */
+export class Recovery {
+  constructor(
+    private readonly parts: ObjectParts,
+    private readonly turns: Turns,
+    private readonly deliveries: Deliveries,
+    /** Runs the retention pass again at once (the SDK's scheduler, by name). */
+    private readonly sweepAgain: () => Promise<unknown>,
+  ) {}
+
+  /** Every wake of the object: open turns mean a reconcile schedule. */
+  async onStart(): Promise<void> {
+    const { db, schedules } = this.parts;
+    if (db.turns.size > 0) {
+      await schedules.ensureReconciling();
+      await schedules.armDueCheck();
+    }
+    await schedules.armRetention();
+  }
+
+  /** One pass over the open turns: re-drives what errored, vanished or stalled (see `reconcileTurns`). */
+  async reconcile(): Promise<Map<string, ReconcileAction>> {
+    const { db, agent, events, schedules } = this.parts;
+    const actions = await reconcileTurns({
+      ledger: db.turns,
+      workflow: agent.workflow(),
+      policy: agent.recovery(),
+      start: (id, params) => startWorkflow(this.parts, id, params),
+      runningHere: (taskId) => this.turns.runningHere(taskId),
+      close: async (taskId, instanceId) => void (await this.deliveries.delivered(taskId, instanceId)),
+      abandon: (taskId) => this.turns.abandon(taskId),
+    });
+    for (const [taskId, action] of actions) {
+      if (action === "alive" || action === "closed") continue;
+      const turn = db.turns.get(taskId);
+      const instanceId = turn?.instanceId ?? "";
+      events.emit("reconciler.action", taskId, { action, instanceId }, ["reconciled", instanceId, turn?.attempts ?? 0, action]);
+    }
+    // A wake that did not arrive (an outage, a Worker restart) is sent again until the turn takes it in.
+    for (const request of db.hitl.unresumed()) if (db.turns.get(request.taskId)) await wake(this.parts, request);
+    if (db.turns.size === 0) await schedules.stopReconciling();
+    else await schedules.armDueCheck();
+    return actions;
+  }
+
+  /**
+   * Retention, in bounded batches: finished, delivered tasks past the agent's
+   * `retention.finishedTaskDays` go with everything hanging off them; their
+   * `messageId`s are remembered `retention.messageIdDays`. A full batch comes
+   * back at once for the rest.
+   */
+  async sweep(): Promise<{ tasks: number; messageIds: number }> {
+    const { db, agent } = this.parts;
+    const swept = await sweepOnce(db, agent.limits().retention, Date.now(), (ids) => agent.tasksDeleted(ids));
+    if (swept.more) await this.sweepAgain();
+    return { tasks: swept.tasks, messageIds: swept.messageIds };
+  }
+}
 
 /** Statuses after which an instance makes no more progress by itself. */
 const DEAD = new Set(["errored", "terminated"]);
@@ -108,4 +176,37 @@ async function redrive(deps: ReconcileDeps, row: TurnRow, found: Status): Promis
   }
   deps.ledger.redriven(row.taskId, row.instanceId, row.instanceId, expect);
   return "restarted";
+}
+
+/** Retention deletes at most this many rows per pass, then comes back at once for more. */
+const RETENTION_BATCH = 200;
+
+/** What one retention pass removed; `more`: a batch came back full, so another pass follows at once. */
+export interface Swept {
+  tasks: number;
+  messageIds: number;
+  more: boolean;
+}
+
+/**
+ * One bounded retention pass: finished, delivered tasks past
+ * `finishedTaskDays` go with everything hanging off them; their `messageId`s
+ * (and direct replies) are remembered `messageIdDays`.
+ */
+export async function sweepOnce(
+  db: AgentDB,
+  retention: LifecycleLimits["retention"],
+  now: number,
+  /** Hears the subtasks of the deleted tasks (the agent lets go of them) before any `messageId` is forgotten. */
+  onTasksDeleted: (subtaskIds: readonly string[]) => Promise<void>,
+): Promise<Swept> {
+  // A dead letter keeps its task a day (a test clock's keep locally), so a gatekeeper can still set a config and have it re-delivered.
+  const deleted = db.tasks.deleteFinished(now - retention.finishedTaskDays * DAY_MS, RETENTION_BATCH, now - (retention.deadLetterKeepMs ?? DAY_MS));
+  await onTasksDeleted(deleted.subtaskIds);
+  const forgetBefore = now - retention.messageIdDays * DAY_MS;
+  const messages = db.tasks.forgetMessages(forgetBefore, RETENTION_BATCH);
+  const replies = db.directReplies.forget(forgetBefore, RETENTION_BATCH);
+  // Each kind is its own batch: either one full means more of that kind may wait.
+  const more = deleted.tasks === RETENTION_BATCH || messages === RETENTION_BATCH || replies === RETENTION_BATCH;
+  return { tasks: deleted.tasks, messageIds: messages + replies, more };
 }

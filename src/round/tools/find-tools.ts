@@ -1,6 +1,6 @@
 import { tool, type StepResult, type Tool, type ToolSet } from "ai";
 import { z } from "zod";
-import { rankTools, type RankedTool } from "./tool-ranker.js";
+import { rankTools, type RankedTool } from "./ranker.js";
 
 /** The control tool the model finds the tools on search with. */
 export const FIND_TOOLS_TOOL = "find_tools";

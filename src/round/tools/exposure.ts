@@ -1,7 +1,7 @@
 import type { StepResult, ToolSet } from "ai";
-import type { AgentConfig } from "../agent/config.js";
+import type { AgentConfig } from "../../agent/config.js";
 import { FIND_TOOLS_TOOL, findToolsTool, foundInMessages, foundInSteps } from "./find-tools.js";
-import type { RankedTool } from "./tool-ranker.js";
+import type { RankedTool } from "./ranker.js";
 
 type ToolsConfig = AgentConfig["tools"];
 export type Exposure = ToolsConfig["defaultExposure"];

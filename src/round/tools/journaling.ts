@@ -1,7 +1,7 @@
-import { wrapExecutes } from "../plugin/wrap-tools.js";
+import { wrapExecutes } from "../../plugin/wrap-tools.js";
 import type { ToolSet } from "ai";
-import { jcs } from "../a2a/jcs.js";
-import type { ToolJournal } from "../db/tool-journal.js";
+import { jcs } from "../../a2a/jcs.js";
+import type { ToolJournal } from "../../db/tool-journal.js";
 
 export interface JournalOptions {
   journal: ToolJournal;

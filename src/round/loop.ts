@@ -6,7 +6,7 @@ import { tokenBudgetSpent } from "../agent/token-budget.js";
 import type { AgentPolicy } from "../agent/policy.js";
 import type { ModelChoice } from "../agent/providers.js";
 import type { ConversationStore } from "../db/conversation-store.js";
-import type { HitlRow, HitlStore } from "../db/hitl-store.js";
+import type { HitlStore } from "../db/hitl-store.js";
 import type { RoundDecision, SubtaskStore } from "../db/subtask-store.js";
 import type { ToolJournal } from "../db/tool-journal.js";
 import type { PartJson } from "../boundary/index.js";
@@ -18,10 +18,10 @@ import { DELEGATE_TOOL, createDelegateTool } from "../subtasks/delegate-tool.js"
 import { redactSubtaskRows, renderSubtaskResults } from "../subtasks/results.js";
 import type { AnswerStream } from "./answer-stream.js";
 import { windowMessages } from "./conversation.js";
-import { ASK_USER_TOOL, askUserTool, pendingTarget, requestBody, resolution, type HitlTarget, type RequestBody, type Settlement } from "./hitl.js";
-import { exposeTools } from "./tool-exposure.js";
-import { schemasOnce } from "./tool-schemas.js";
-import { journaled } from "./tool-journaling.js";
+import { ASK_USER_TOOL, askUserTool, pendingTarget, requestBody, takeAnswers, type HitlTarget, type RequestBody } from "./hitl/index.js";
+import { exposeTools } from "./tools/exposure.js";
+import { schemasOnce } from "./tools/schemas.js";
+import { journaled } from "./tools/journaling.js";
 import { userContent } from "./user-content.js";
 
 export interface RoundInput {
@@ -85,15 +85,6 @@ export type RoundResult =
   /** The turn's signal aborted it (a cancel). */
   | { kind: "canceled" };
 
-/** A request row's parts, as the loop reads them. */
-export const targetOf = (row: HitlRow) => JSON.parse(row.targetJson) as HitlTarget;
-export const bodyOf = (row: HitlRow) => JSON.parse(row.requestJson) as RequestBody;
-export const settlementOf = (row: HitlRow): Settlement =>
-  row.status === "answered" ? (JSON.parse(row.answerJson ?? "{}") as Settlement) : row.status === "expired" ? { outcome: "expired" } : { outcome: "canceled" };
-
-/** The conversation key of a settled request's answer: present once the round has taken it in. */
-const resolutionKey = (taskId: string, requestId: string) => `${taskId}:hitl:${requestId}`;
-
 /**
  * One round of a turn, the same for every agent. First round: the plugins'
  * gates, then the user's message into the conversation. Then the tool loop
@@ -129,15 +120,9 @@ export async function runRound(input: RoundInput): Promise<RoundResult> {
       if (content === undefined || input.signal?.aborted) return { kind: "canceled" };
       store.append(conversationId, taskId, userKey, { role: "user", content } satisfies ModelMessage);
     }
-    // Answers that came since the round paused go in, in the order they were asked.
-    for (const row of input.hitl.ofRound(taskId, round)) {
-      const target = targetOf(row);
-      // A subagent's question is answered to the subagent (runRoundSubtasks), never to the model.
-      if (target.kind === "subtask") continue;
-      if (row.status === "open") return { kind: "ask", target, body: bodyOf(row) };
-      const key = resolutionKey(taskId, row.requestId);
-      if (!store.has(key)) store.append(conversationId, taskId, key, resolution(target, settlementOf(row), input.policy.hitl));
-    }
+    // Answers that came since the round paused go in; one still open is what it waits on.
+    const waiting = takeAnswers(input.hitl, input.conversation, taskId, round, input.policy.hitl);
+    if (waiting) return { kind: "ask", ...waiting };
     const result = await ask(input);
     if (result.kind !== "decided") return result;
     decision = result.recorded ?? rounds.decideAnswer(taskId, round, result.text || input.policy.messages.emptyAnswer);
@@ -252,7 +237,9 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
   }
   input.answer?.end();
   const text = result.text.trim();
-  if (!text)
+  // A round that answered with nothing says the policy's sentence; one that delegated said nothing: its call and results are
+  // all it did, and the sentence would read to the model, in the next round, as its own words.
+  if (!text && recorded?.kind !== "delegate")
     store.append(conversationId, taskId, `${taskId}:${point}:empty`, { role: "assistant", content: policy.messages.emptyAnswer } satisfies ModelMessage);
   return { kind: "decided", text, recorded };
 }

@@ -1,12 +1,14 @@
-// The MCP server module of scripts/dev (mcp-server.mjs) that npm start's dev
-// tools and the workerd specs' fixture are built on: sessions, tools from
-// definitions (zod or JSON Schema), tool errors, a restart's 404 and the
-// client's re-initialize, cancellation reaching the handler, and the Node
-// adapter streaming its answers.
+// The MCP server of @dynamicagents/core/testing/node (src/testing/node/mcp-server.ts)
+// that authors' specs, the workerd specs' fixture and npm start's dev tools are
+// built on: sessions, tools from definitions (zod or JSON Schema), tool errors
+// (returned or thrown), progress, a restart's 404 and the client's re-initialize,
+// cancellation reaching the handler; and the Node adapter of scripts/dev
+// (mcp-http.mjs) streaming its answers.
+import { createMcpServer } from "@dynamicagents/core/testing/node";
 import { createServer, request as httpRequest } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createMcpServer, nodeListener, serveMcp } from "../../scripts/dev/mcp-server.mjs";
+import { nodeListener, serveMcp } from "../../scripts/dev/mcp-http.mjs";
 import { closeServer, listen } from "../../scripts/dev/http.mjs";
 import { connectMcp } from "./support/mcp-client.mjs";
 
@@ -171,6 +173,57 @@ describe("createMcpServer", () => {
     await call.catch(() => {});
     await expect.poll(() => signal.aborted).toBe(true);
     await expect.poll(() => mcp.stats.cancelled).toBe(1);
+  });
+});
+
+describe("createMcpServer in a spec's outbound service", () => {
+  // As an author's vitest config answers it: no HTTP server, each request handed to `handle`.
+  const mcp = createMcpServer({
+    name: "weather",
+    tools: [
+      {
+        name: "forecast",
+        description: "Tomorrow's weather for a city.",
+        inputSchema: z.object({ city: z.string() }),
+        handler: async ({ city }, { progress }) => {
+          await progress(1, { total: 2, message: `looking ${city} up` });
+          await progress(2, { total: 2 });
+          return `sunny in ${city}`;
+        },
+      },
+      {
+        name: "outage",
+        description: "Throws, as a backend that is down.",
+        handler: () => {
+          throw new Error("the weather service is down");
+        },
+      },
+    ],
+  });
+  const connect = () => connectMcp("https://weather-mcp.test/mcp", { fetch: (input, init) => mcp.handle(new Request(input, init)) });
+
+  it("reports progress to a client that asked for it, then answers", async () => {
+    const client = await connect();
+    const seen = [];
+    const result = await client.callTool({ name: "forecast", arguments: { city: "Paris" } }, { onprogress: (p) => seen.push(p) });
+    expect(textOf(result)).toBe("sunny in Paris");
+    expect(seen).toEqual([
+      { progress: 1, total: 2, message: "looking Paris up" },
+      { progress: 2, total: 2 },
+    ]);
+    // Without a progress token, progress is not sent: the call answers all the same.
+    expect(textOf(await client.callTool({ name: "forecast", arguments: { city: "Oslo" } }))).toBe("sunny in Oslo");
+    await client.close();
+  });
+
+  it("answers a tool that throws as a tool error carrying its message, and the session goes on", async () => {
+    const client = await connect();
+    expect(await client.callTool({ name: "outage", arguments: {} })).toEqual({
+      isError: true,
+      content: [{ type: "text", text: "the weather service is down" }],
+    });
+    expect(textOf(await client.callTool({ name: "forecast", arguments: { city: "Rome" } }))).toBe("sunny in Rome");
+    await client.close();
   });
 });
 

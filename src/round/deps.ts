@@ -1,0 +1,74 @@
+import type { AgentConfig } from "../agent/config.js";
+import type { ModelEnv } from "../agent/model-config.js";
+import type { AgentPolicy } from "../agent/policy.js";
+import type { ModelChoice } from "../agent/providers.js";
+import type { ArtifactJson, TaskJson, TurnOutcome } from "../boundary/index.js";
+import type { AgentDB } from "../db/agent-db.js";
+import type { AgentRuntime } from "../plugin/runtime.js";
+import type { EventCatalogue, EventName, PluginEventData } from "../telemetry/index.js";
+import type { HitlTarget, RequestBody, SubtaskAnswer, SubtaskAsk } from "./hitl/index.js";
+
+// What the loop is handed and what it hands back: it knows nothing of the
+// object that runs it (the agent's Durable Object, or an author's own).
+
+/** What a round of a turn is handed. */
+export interface TurnContext {
+  task: TaskJson;
+  /** The text of the message that opened the task. */
+  text: string;
+  /** This deployment's origin (see `requireSelfOrigin`). */
+  origin: string;
+  /** The turn's Workflow instance, which the round's events name. */
+  turnId?: string;
+}
+
+/** What a round of the loop came to, for whoever runs it to act on. */
+export type RoundStep =
+  | { kind: "done"; outcome: TurnOutcome }
+  | { kind: "continue"; text: string }
+  /** The round waits for a human: the task is to be parked on this request. */
+  | { kind: "ask"; target: HitlTarget; body: RequestBody }
+  /** The turn's signal aborted the round (the task was canceled). */
+  | { kind: "canceled" };
+
+/** Where the loop's events go (docs/telemetry.md), scoped by whoever runs it. */
+export interface LoopEvents {
+  emit<N extends EventName>(
+    name: N,
+    taskId: string | undefined,
+    data: EventCatalogue[N],
+    occurrence: readonly (string | number)[],
+    about?: { contextId?: string; turnId?: string },
+  ): void;
+  emitPlugin(plugin: string, name: string, taskId: string, data: PluginEventData, occurrence: readonly (string | number)[]): void;
+}
+
+/** Runs a delegating round's subtasks (`SubtaskRunner`). */
+export interface RoundSubtasks {
+  /** Hands waiting subtasks their answers, runs the unfinished ones; a question one still waits on, if any. */
+  run(taskId: string, round: number, answers: readonly SubtaskAnswer[]): Promise<SubtaskAsk | undefined>;
+}
+
+/** Everything a round needs, handed in by whoever runs it. */
+export interface LoopDeps {
+  /** The stores a round reads and writes: the conversation, the tool journal, requests to a human, rounds and subtasks, usage, the task and its events. */
+  db: Pick<AgentDB, "conversations" | "toolCalls" | "hitl" | "subtasks" | "usage" | "tasks" | "events">;
+  config: AgentConfig;
+  policy: AgentPolicy;
+  runtime: AgentRuntime;
+  /** The system prompt. */
+  soul: string;
+  env: ModelEnv;
+  models?: ModelChoice[];
+  events: LoopEvents;
+  /** Values no log line may carry (docs/telemetry.md): a model's error can quote its API key. */
+  secrets: readonly (string | undefined)[];
+  /** Which conversation a task belongs to. */
+  conversationOf(task: TaskJson): string;
+  /** Writes one chunk of an artifact as an event of the task (the answer as it is written, a tool's artifact whole). */
+  appendArtifact(task: Pick<TaskJson, "id" | "contextId">, artifact: ArtifactJson, chunk: { append: boolean; lastChunk: boolean }): void;
+  /** Whether someone reads the task's answer as it is written (a stream): the model then streams it. */
+  streamFollows(taskId: string): boolean;
+  /** Runs delegated subtasks; absent, the agent delegates nothing (the delegate tool is never offered). */
+  subtasks?: RoundSubtasks;
+}

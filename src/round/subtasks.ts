@@ -1,0 +1,212 @@
+import type { DynamicAgentClass } from "agents";
+import type { AgentConfig } from "../agent/config.js";
+import type { SubagentObject, SubtaskBudget, SubtaskModelCall, SubtaskQuestion, SubtaskRunResult } from "../boundary/index.js";
+import type { AgentDB } from "../db/agent-db.js";
+import type { SubtaskRow } from "../db/subtask-store.js";
+import { tokensOf } from "../db/usage-store.js";
+import type { RecipeSubagentBase } from "../subagent/recipe-subagent.js";
+import { runBounded } from "./bounded.js";
+import type { SubtaskAnswer, SubtaskAsk } from "./hitl/index.js";
+import type { LoopEvents } from "./deps.js";
+
+/** A class extending `RecipeSubagentBase`, exported from the Worker under its own name so the runtime can make facets of it. */
+export type SubagentClass<Env extends Cloudflare.Env> = DynamicAgentClass<RecipeSubagentBase<Env>>;
+
+/** How an agent that delegates names its subagents (`DynamicAgent.subagents()`). */
+export interface Subagents<Env extends Cloudflare.Env> {
+  /** The class its subtasks run in, one facet per subtask. */
+  subagentClass: SubagentClass<Env>;
+}
+
+/** The subagent facets of the object, one per subtask, named after it: the object's own (`this.dynamicAgents`), handed in. */
+export interface SubagentFacets {
+  get(subtaskId: string): Promise<SubagentObject>;
+  has(subtaskId: string): boolean;
+  /** Deletes the facet and its storage. */
+  delete(subtaskId: string): Promise<void>;
+}
+
+/** What the subtask runner works with. */
+export interface SubtaskRunnerDeps {
+  db: Pick<AgentDB, "subtasks" | "tasks" | "usage" | "countSubtaskCalls">;
+  config: Pick<AgentConfig, "rounds" | "workspace" | "turn" | "limits">;
+  facets: SubagentFacets;
+  events: LoopEvents;
+  /** Keeps the object alive for work that outlives the call (a cancel sent to a subagent). */
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/** How often a subtask whose subagent died (evicted, crashed) is tried again before it counts as failed. */
+const SUBAGENT_ATTEMPTS = 3;
+const SUBTASK_HEARTBEAT_MS = 20_000;
+
+/**
+ * Runs a delegating round's subtasks, a component the loop calls (turn.ts):
+ * subtasks are recorded before they run (the delegate tool), run
+ * concurrently in isolated subagents (facets, each with its own isolate and
+ * SQLite), and their results feed the next round. A subagent's model calls
+ * count as the turn's own: in its usage, the caller's daily total and the
+ * events, under the budgets the subagent is handed.
+ */
+export class SubtaskRunner {
+  constructor(private readonly deps: SubtaskRunnerDeps) {}
+
+  /**
+   * Runs the unfinished subtasks of a round that delegated, first handing
+   * waiting ones the answers to their questions; resolves to a question a
+   * subtask still waits on, if any (the task parks on it).
+   */
+  async run(taskId: string, round: number, answers: readonly SubtaskAnswer[]): Promise<SubtaskAsk | undefined> {
+    const { db, config, facets } = this.deps;
+    const rows = db.subtasks.ofRound(taskId, round).filter((row) => row.status === "pending" || row.status === "running" || row.status === "waiting");
+    // Answers go to the subagents still waiting (recording one is idempotent there): their next run's `ask` returns it.
+    const waiting = new Set(rows.filter((row) => row.status === "waiting").map((row) => row.id));
+    for (const given of answers) {
+      if (waiting.has(given.subtaskId)) await (await facets.get(given.subtaskId)).answer(given.name, given.answer);
+    }
+    const canceled = () => db.tasks.get(taskId)?.state === "TASK_STATE_CANCELED";
+    const asks: SubtaskAsk[] = [];
+    await runBounded(
+      rows,
+      config.rounds.maxParallel,
+      async (row) => {
+        const question = await this.#runSubtask(taskId, row);
+        if (question) asks.push({ subtaskId: row.id, question });
+      },
+      canceled,
+    );
+    if (canceled()) for (const row of db.subtasks.unfinished(taskId)) db.subtasks.mark(row.id, "canceled");
+    // One question at a time, in the round's order: the others ask again on the next run.
+    const order = new Map(rows.map((row, i) => [row.id, i]));
+    return asks.sort((a, b) => order.get(a.subtaskId)! - order.get(b.subtaskId)!)[0];
+  }
+
+  /** Tells a canceled task's running subagents to stop at their next chunk. */
+  cancel(taskId: string): void {
+    const { db, facets } = this.deps;
+    for (const row of db.subtasks.unfinished(taskId)) {
+      db.subtasks.mark(row.id, "canceled");
+      this.deps.waitUntil(
+        facets
+          .get(row.id)
+          .then((subagent) => subagent.cancel())
+          .catch(() => undefined),
+      );
+    }
+  }
+
+  /** Retention deleted tasks: what is left of their subtasks' subagents goes too. */
+  async deleted(subtaskIds: readonly string[]): Promise<void> {
+    for (const id of subtaskIds) if (this.deps.facets.has(id)) await this.#delete(id);
+  }
+
+  async #runSubtask(taskId: string, row: SubtaskRow): Promise<SubtaskQuestion | undefined> {
+    const store = this.deps.db.subtasks;
+    if (store.mark(row.id, "running") && row.status === "pending") {
+      this.deps.events.emit("subtask.started", taskId, { round: row.round, subtaskId: row.id, type: row.type }, ["subtask started", row.id]);
+    }
+    // The subtask heartbeats while its subagent works, so a stale "running" row tells a crash from a slow recipe.
+    const heartbeat = setInterval(() => store.touch(row.id), SUBTASK_HEARTBEAT_MS);
+    let question: SubtaskQuestion | undefined;
+    try {
+      question = await this.#runInSubagent(taskId, row);
+    } finally {
+      clearInterval(heartbeat);
+    }
+    // Finished: the facet and its storage go (its result lives in the row).
+    // A canceled one may still be hearing its cancel; it goes with its task.
+    const status = store.get(row.id)?.status;
+    if (status === "done" || status === "failed") await this.#delete(row.id);
+    return question;
+  }
+
+  #delete(id: string): Promise<void> {
+    return this.deps.facets.delete(id).catch((error: unknown) => console.warn(`subagent ${id}: could not be deleted`, error));
+  }
+
+  async #runInSubagent(taskId: string, row: SubtaskRow): Promise<SubtaskQuestion | undefined> {
+    const store = this.deps.db.subtasks;
+    let result: SubtaskRunResult | undefined;
+    let lastError = "";
+    for (let attempt = 1; attempt <= SUBAGENT_ATTEMPTS && !result; attempt++) {
+      try {
+        const subagent = await this.deps.facets.get(row.id);
+        const verdict = await subagent.runSubtask({
+          subtaskId: row.id,
+          taskId,
+          type: row.type,
+          params: JSON.parse(row.paramsJson),
+          fingerprint: row.fingerprint,
+          workspace: this.deps.config.workspace,
+          budget: this.#budgetOf(taskId, row.id),
+        });
+        if (!verdict.ok) {
+          // It ran something else under this name: trying again cannot help.
+          lastError = verdict.error.message;
+          break;
+        }
+        result = verdict.value;
+        this.#count(taskId, row, result.calls);
+      } catch (error) {
+        // The subagent died mid-run (evicted, crashed): a new run resumes
+        // after its last finished chunk.
+        lastError = error instanceof Error ? error.message : String(error);
+      }
+    }
+    if (result?.status === "input-required") {
+      store.mark(row.id, "waiting");
+      return result.question;
+    }
+    const ended = !result
+      ? store.mark(row.id, "failed", { error: lastError }) && "failed"
+      : result.status === "done"
+        ? store.mark(row.id, "done", { result: result.result }) && "done"
+        : result.status === "failed"
+          ? store.mark(row.id, "failed", { error: result.error }) && "failed"
+          : store.mark(row.id, "canceled") && "canceled";
+    // Only the write that settled it reports it: a replayed run finds it settled.
+    if (ended) {
+      this.deps.events.emit(
+        "subtask.finished",
+        taskId,
+        { round: row.round, subtaskId: row.id, type: row.type, outcome: ended, durationMs: Date.now() - row.createdAt },
+        ["subtask finished", row.id],
+      );
+    }
+    return undefined;
+  }
+
+  /** What the subtask's calls may still spend, as this object has counted so far. */
+  #budgetOf(taskId: string, subtaskId: string): SubtaskBudget {
+    const { db, config } = this.deps;
+    const { tokens, limit } = tokensLeft(
+      { cap: config.turn.maxTokensPerTurn, spent: tokensOf(db.usage.ofTurn(taskId)) },
+      { cap: config.limits.tokensPerCallerPerDay, spent: () => tokensOf(db.usage.ofDay()) },
+    );
+    return { tokens, limit, counted: db.subtasks.get(subtaskId)?.modelCalls ?? 0 };
+  }
+
+  /** Counts the subtask's calls not counted yet, and reports each as the turn's own are (its id stable, as its place in the subtask is). */
+  #count(taskId: string, row: SubtaskRow, calls: readonly SubtaskModelCall[]): void {
+    const from = this.deps.db.countSubtaskCalls(row.id, taskId, calls);
+    for (const [i, call] of calls.slice(from).entries()) {
+      this.deps.events.emit("model.call", taskId, { round: row.round, subtaskId: row.id, ...call }, ["model", row.id, from + i]);
+    }
+  }
+}
+
+/**
+ * What a subtask's model calls may still spend (never below 0): the turn's
+ * budget left (`turn.maxTokensPerTurn`), or the caller's daily budget left
+ * (`limits.tokensPerCallerPerDay`) when there is one and it is less.
+ */
+function tokensLeft(
+  turn: { cap: number; spent: number },
+  day: { cap: number | undefined; spent: () => number },
+): { tokens: number; limit: SubtaskBudget["limit"] } {
+  const inTurn = turn.cap - turn.spent;
+  const inDay = day.cap === undefined ? Number.POSITIVE_INFINITY : day.cap - day.spent();
+  return inDay < inTurn
+    ? { tokens: Math.max(0, inDay), limit: "limits.tokensPerCallerPerDay" }
+    : { tokens: Math.max(0, inTurn), limit: "turn.maxTokensPerTurn" };
+}

@@ -1,0 +1,106 @@
+import { requestParts } from "../boundary/task-status.js";
+import { tokensOf } from "../db/usage-store.js";
+import { AnswerStream } from "./answer-stream.js";
+import { ANSWER_ARTIFACT, addArtifact } from "./artifacts.js";
+import type { LoopDeps, RoundStep, TurnContext } from "./deps.js";
+import { subtaskAnswers, subtaskRequest } from "./hitl/index.js";
+import { runRound, type RoundObserver } from "./loop.js";
+
+/**
+ * One round of a turn, the same for every agent, as a plain function of what
+ * it is handed (`deps`): the round budget, the loop's round (loop.ts) with
+ * its model calls and tools counted in the turn's usage and reported as
+ * events, then, for a round that delegated, its subtasks (`deps.subtasks`)
+ * and the progress line. `signal` aborts when the task is canceled.
+ */
+export async function runTurn(deps: LoopDeps, turn: TurnContext, round: number, signal: AbortSignal): Promise<RoundStep> {
+  const { db, config, policy, events } = deps;
+  const taskId = turn.task.id;
+  // No round past the budget: a turn still going there ends, failed, in the agent's words.
+  if (round > config.rounds.maxRounds) return { kind: "done", outcome: { state: "TASK_STATE_FAILED", text: policy.messages.unfinished } };
+  const begun = Date.now();
+  const about = { contextId: turn.task.contextId, turnId: turn.turnId };
+  const result = await runRound({
+    taskId,
+    round,
+    text: turn.text,
+    parts: requestParts(turn.task),
+    addArtifact: (artifact) =>
+      addArtifact({ db, maxBytes: config.parts.maxArtifactBytes, withheld: policy.parts.withheld, append: deps.appendArtifact }, turn.task, artifact),
+    origin: turn.origin,
+    soul: deps.soul,
+    config,
+    policy,
+    runtime: deps.runtime,
+    conversation: { store: db.conversations, id: deps.conversationOf(turn.task) },
+    journal: db.toolCalls,
+    hitl: db.hitl,
+    rounds: db.subtasks,
+    delegates: deps.subtasks !== undefined,
+    env: deps.env,
+    models: deps.models,
+    signal,
+    answer: new AnswerStream(
+      ({ parts, append, lastChunk }) => deps.appendArtifact(turn.task, { artifactId: ANSWER_ARTIFACT, name: ANSWER_ARTIFACT, parts }, { append, lastChunk }),
+      () => deps.streamFollows(taskId),
+    ),
+    observer: observerOf(deps, taskId, round, about),
+    spentTokens: tokensOf(db.usage.ofTurn(taskId)),
+    emit: (plugin, name, data, occurrence) =>
+      events.emitPlugin(plugin, name, taskId, data, occurrence === undefined ? [crypto.randomUUID()] : ["plugin", occurrence]),
+    secrets: deps.secrets,
+  });
+  // An answer or a delegation is a decision the round recorded (loop.ts); one decided before (a replayed step) reports nothing again.
+  if ((result.kind === "answer" || result.kind === "delegated") && result.fresh) {
+    const outcome = result.kind === "answer" ? "answer" : "delegated";
+    events.emit("round.finished", taskId, { round, outcome, durationMs: Date.now() - begun }, ["round", round], about);
+  }
+  if (result.kind === "answer") return { kind: "done", outcome: { state: result.state, text: result.text } };
+  if (result.kind === "ask" || result.kind === "canceled") return result;
+  const asked = await deps.subtasks?.run(taskId, round, subtaskAnswers(db.hitl, taskId, round));
+  if (signal.aborted) return { kind: "canceled" };
+  if (asked) return { kind: "ask", ...subtaskRequest(asked.subtaskId, asked.question) };
+  const rows = db.subtasks.ofRound(taskId, round);
+  const progress = policy.rounds?.progress;
+  return {
+    kind: "continue",
+    text: progress
+      ? progress({
+          round,
+          subtasks: rows.length,
+          done: rows.filter((r) => r.status === "done").length,
+          failed: rows.filter((r) => r.status === "failed").length,
+        })
+      : "",
+  };
+}
+
+/**
+ * A whole turn, round after round, until it answers, waits for a human or is
+ * canceled: for an object of an author's own that runs turns without the turn
+ * Workflow (whose steps run one round each, see `runTurn`). `from` is the
+ * round to start at (the one a human's answer resumes); `progress` hears each
+ * round's progress line. Returns where the turn stopped, and the round it stopped in.
+ */
+export async function runHandleTask(
+  deps: LoopDeps,
+  turn: TurnContext,
+  options: { signal: AbortSignal; from?: number; progress?: (round: number, text: string) => void },
+): Promise<{ round: number; step: Exclude<RoundStep, { kind: "continue" }> }> {
+  for (let round = options.from ?? 1; ; round++) {
+    const step = await runTurn(deps, turn, round, options.signal);
+    if (step.kind !== "continue") return { round, step };
+    if (step.text) options.progress?.(round, step.text);
+  }
+}
+
+/** What a round's model calls and tools report: events, and the usage budgets are held against. */
+function observerOf(deps: LoopDeps, taskId: string, round: number, about: { contextId: string; turnId?: string }): RoundObserver {
+  return {
+    modelCall: ({ point, ...call }) => {
+      deps.db.usage.record(taskId, { inputTokens: call.inputTokens, outputTokens: call.outputTokens, modelCalls: 1 });
+      deps.events.emit("model.call", taskId, { round, ...call }, ["model", point], about);
+    },
+    toolCall: ({ key, ...call }) => deps.events.emit("tool.call", taskId, { round, ...call }, ["tool", key], about),
+  };
+}
