@@ -370,7 +370,10 @@ describe("the gatekeeper of docs/gatekeeper.md", () => {
     expect.soft(response.headers.get("last-modified")).toBeTruthy();
     const again = await fetch(`${WORKER}/.well-known/agent-card.json`, { redirect: "manual", headers: { "If-None-Match": etag ?? "" } });
     expect.soft(again.status, "a conditional GET with the ETag").toBe(304);
-    expect.soft(card.supportedInterfaces).toEqual([{ url: `${WORKER}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" }]);
+    expect.soft(card.supportedInterfaces).toEqual([
+      { url: `${WORKER}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url: `${WORKER}/a2a/rest`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+    ]);
     expect.soft(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true });
     expect.soft(card.securitySchemes).toEqual({ gatekeeperJwt: { httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "JWT" } } });
     expect.soft(typeof card.name === "string" && typeof card.description === "string" && typeof card.version === "string").toBe(true);
