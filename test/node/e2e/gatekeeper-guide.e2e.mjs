@@ -593,7 +593,12 @@ describe("the gatekeeper of docs/gatekeeper.md", () => {
     // docs/protocol.md "Stream ids": after Last-Event-ID n the snapshot's id is n, so no id on the stream ever goes down.
     expect.soft(replay.events[0]?.id, "the snapshot's id is the Last-Event-ID sent").toBe("0");
     const ids = replay.events.map((e) => Number(e.id));
-    expect.soft(ids.every((id, i) => i === 0 || id >= ids[i - 1]), `ids never go down: ${ids}`).toBe(true);
+    expect
+      .soft(
+        ids.every((id, i) => i === 0 || id >= ids[i - 1]),
+        `ids never go down: ${ids}`,
+      )
+      .toBe(true);
     const replayed = replay.events.slice(1).map((e) => Number(e.id));
     for (const seq of seqs.slice(1)) expect.soft(replayed, `the replay holds event ${seq}`).toContain(seq);
     expect.soft(replay.events.at(-1)?.data.result.statusUpdate?.status?.state).toBe("TASK_STATE_COMPLETED");
