@@ -29,6 +29,7 @@ export type {
   HitlWords,
   InboundFile,
   PartWords,
+  RoundNotStarted,
   RoundProgress,
   RoundWords,
   ToolWords,
