@@ -5,6 +5,7 @@ import { captureConsole, type CapturedConsole } from "./support/console-capture.
 import { PUSH_URL } from "./support/constants.js";
 import { markerEdge } from "./support/isolated-edge.js";
 import { chatCompletion, chatToolCall, eventually } from "./support/outbound.js";
+import { restCall } from "./support/rest.js";
 import { call, userMessage } from "./support/rpc.js";
 import { useMarkerHarness } from "./support/turn-harness.js";
 
@@ -132,6 +133,25 @@ describe("a send's traceparent", () => {
     expect(own).toMatch(/^[0-9a-f]{32}$/);
     expect(pushes.map((p) => traceOfRequest(p.traceparent)?.traceId)).toEqual(pushes.map(() => own));
     expect(pushes.map((p) => p.tracestate)).toEqual(pushes.map(() => null));
+  });
+});
+
+describe("a send over HTTP+JSON", () => {
+  it("keeps its traceparent for its turn too", async () => {
+    harness.outbound.model = (c) => chatCompletion("answered", c.model);
+    const params = { message: userMessage("over rest"), configuration: { returnImmediately: true, taskPushNotificationConfig: { url: PUSH_URL } } };
+    const reply = await restCall("SendMessage", params, { worker: edge.fetch, mint: newCaller(), headers: { traceparent: TRACEPARENT } });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    const task = reply.body.task as { id: string; metadata?: Record<string, unknown> };
+    expect(task.metadata?.[TRACE_KEY]).toBe(TRACE_ID);
+    await eventually(
+      () => harness.outbound.pushes.find((p) => p.body.task?.id === task.id),
+      (p) => p !== undefined,
+      "the terminal push",
+    );
+    const { model, pushes } = sent();
+    expect(model.map(traceIdOf)).toEqual(model.map(() => TRACE_ID));
+    expect(pushes.map((p) => traceOfRequest(p.traceparent)?.traceId)).toEqual(pushes.map(() => TRACE_ID));
   });
 });
 
