@@ -13,6 +13,7 @@ export type {
   ToolContext,
   ToolFamily,
   ToolFamilyTurn,
+  ToolProgress,
   ToolResultEvent,
   TurnGateInput,
 } from "./plugin/contract.js";
@@ -28,8 +29,12 @@ export type {
   HitlWords,
   InboundFile,
   PartWords,
+  ProgressWords,
   RoundProgress,
   RoundWords,
+  SubtaskProgress,
+  ToolCallProgress,
   ToolWords,
+  TrackerState,
   WithheldPart,
 } from "./agent/policy.js";

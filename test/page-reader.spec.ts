@@ -44,6 +44,7 @@ const fetchPage = async (fetch: typeof globalThis.fetch, url: string, abortSigna
     taskId: "t",
     origin: "https://agents.test",
     emit: () => {},
+    progress: () => {},
     addArtifact: noArtifacts,
   });
   return (tools.fetch_page!.execute as (input: unknown, options: unknown) => Promise<any>)({ url }, { toolCallId: "c", messages: [], abortSignal });

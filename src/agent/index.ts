@@ -11,9 +11,13 @@ export {
   type HitlWords,
   type InboundFile,
   type PartWords,
+  type ProgressWords,
   type RoundProgress,
   type RoundWords,
+  type SubtaskProgress,
+  type ToolCallProgress,
   type ToolWords,
+  type TrackerState,
   type WithheldPart,
 } from "./policy.js";
 export { chooseModels, type ModelChoice } from "./providers.js";

@@ -126,8 +126,10 @@ export interface TurnObject {
    * Runs round `round` of the turn, or returns what an earlier run recorded.
    * Marks the task working first (unless terminal), and a round that answers
    * makes the terminal write before it returns: one round trip per round.
+   * `held`: configs an earlier push is still pending at, which the round's
+   * progress is not pushed to (its last attempt comes after the round).
    */
-  runTurn(taskId: string, origin: string, round: number, instanceId: string): Promise<Verdict<TurnStep>>;
+  runTurn(taskId: string, origin: string, round: number, instanceId: string, held?: string[]): Promise<Verdict<TurnStep>>;
   /** The task as it is to be announced, and every push config it has. */
   deliveryOf(taskId: string): Promise<Verdict<Delivery>>;
   /** The turn waits (a delivery's next attempt, a human's answer) and reports again within `nextAttemptWithinMs`: it is alive until then. */

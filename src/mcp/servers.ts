@@ -60,14 +60,23 @@ export class McpServers {
   /**
    * Calls one tool. A session the server no longer knows (404: it never ran
    * the request) reconnects and sends the call once more; any other failure
-   * of the connection marks it dropped, for the next turn to reconnect.
+   * of the connection marks it dropped, for the next turn to reconnect. With
+   * `onProgress` the call asks for the server's progress notifications
+   * (MCP's `progressToken`), each handed on as it comes.
    */
-  async call(server: string, tool: string, args: Record<string, unknown>, signal: AbortSignal | undefined): Promise<CallResult> {
+  async call(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+    onProgress?: (progress: { progress: number; total?: number; message?: string }) => void,
+  ): Promise<CallResult> {
     const state = this.#states.get(server);
     if (!state) throw new Error(`no MCP server ${server}`);
     if (state.status !== "ready") await this.#await(state);
     if (state.status !== "ready") throw new McpUnavailable(server);
-    const send = () => this.#client.callTool({ serverId: server, name: tool, arguments: args }, { signal, timeout: this.#options.config.callTimeoutMs });
+    const options = { signal, timeout: this.#options.config.callTimeoutMs, ...(onProgress ? { onprogress: onProgress } : {}) };
+    const send = () => this.#client.callTool({ serverId: server, name: tool, arguments: args }, options);
     try {
       return await send();
     } catch (error) {

@@ -1,4 +1,5 @@
 import { jsonSchema, tool, type JSONSchema7, type ToolSet } from "ai";
+import type { ToolContext } from "../plugin/contract.js";
 import type { McpServerConfig, McpServers, McpToolListing } from "./servers.js";
 
 /** Between a server's name and its tool's in the name the model sees. */
@@ -6,8 +7,12 @@ const MCP_NAME_SEPARATOR = "__";
 /** What a tool name may hold for the model APIs (OpenAI-style function names). */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** One server's tools (already filtered by its config) as AI SDK tools, named `<server>__<tool>`; each needs approval unless the config trusts it. */
-export function serverTools(server: McpServerConfig, listings: readonly McpToolListing[], servers: McpServers): ToolSet {
+/**
+ * One server's tools (already filtered by its config) as AI SDK tools, named
+ * `<server>__<tool>`; each needs approval unless the config trusts it. The
+ * server's progress notifications for a call are its tracker's (`progress`).
+ */
+export function serverTools(server: McpServerConfig, listings: readonly McpToolListing[], servers: McpServers, progress?: ToolContext["progress"]): ToolSet {
   const tools: ToolSet = {};
   for (const listing of listings) {
     // The server's name may hold characters a model API refuses (`.`); the call uses its own.
@@ -17,7 +22,7 @@ export function serverTools(server: McpServerConfig, listings: readonly McpToolL
       description: listing.description ?? listing.title ?? listing.name,
       inputSchema: jsonSchema<Record<string, unknown>>(objectSchema(listing.inputSchema)),
       needsApproval: !server.trustedTools.includes(listing.name),
-      execute: async (args, { abortSignal }) => modelView(await servers.call(server.name, listing.name, args, abortSignal)),
+      execute: async (args, { abortSignal }) => modelView(await servers.call(server.name, listing.name, args, abortSignal, progress)),
     });
   }
   return tools;

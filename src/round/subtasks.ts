@@ -1,13 +1,13 @@
 import type { DynamicAgentClass } from "agents";
 import type { AgentConfig } from "../agent/config.js";
-import type { SubagentObject, SubtaskBudget, SubtaskModelCall, SubtaskQuestion, SubtaskRunResult } from "../boundary/index.js";
+import type { SubagentObject, SubtaskBudget, SubtaskChunk, SubtaskModelCall, SubtaskQuestion, SubtaskRunResult } from "../boundary/index.js";
 import type { AgentDB } from "../db/agent-db.js";
 import type { SubtaskRow } from "../db/subtask-store.js";
 import { tokensOf } from "../db/usage-store.js";
 import type { RecipeSubagentBase } from "../subagent/recipe-subagent.js";
 import { runBounded } from "./bounded.js";
 import type { SubtaskAnswer, SubtaskAsk } from "./hitl/index.js";
-import type { LoopEvents } from "./deps.js";
+import type { LoopEvents, SubtaskTracking } from "./deps.js";
 
 /** A class extending `RecipeSubagentBase`, exported from the Worker under its own name so the runtime can make facets of it. */
 export type SubagentClass<Env extends Cloudflare.Env> = DynamicAgentClass<RecipeSubagentBase<Env>>;
@@ -56,7 +56,7 @@ export class SubtaskRunner {
    * waiting ones the answers to their questions; resolves to a question a
    * subtask still waits on, if any (the task parks on it).
    */
-  async run(taskId: string, round: number, answers: readonly SubtaskAnswer[]): Promise<SubtaskAsk | undefined> {
+  async run(taskId: string, round: number, answers: readonly SubtaskAnswer[], progress?: SubtaskTracking): Promise<SubtaskAsk | undefined> {
     const { db, config, facets } = this.deps;
     const rows = db.subtasks.ofRound(taskId, round).filter((row) => row.status === "pending" || row.status === "running" || row.status === "waiting");
     // Answers go to the subagents still waiting (recording one is idempotent there): their next run's `ask` returns it.
@@ -70,7 +70,7 @@ export class SubtaskRunner {
       rows,
       config.rounds.maxParallel,
       async (row) => {
-        const question = await this.#runSubtask(taskId, row);
+        const question = await this.#runSubtask(taskId, row, progress);
         if (question) asks.push({ subtaskId: row.id, question });
       },
       canceled,
@@ -100,16 +100,17 @@ export class SubtaskRunner {
     for (const id of subtaskIds) if (this.deps.facets.has(id)) await this.#delete(id);
   }
 
-  async #runSubtask(taskId: string, row: SubtaskRow): Promise<SubtaskQuestion | undefined> {
+  async #runSubtask(taskId: string, row: SubtaskRow, progress: SubtaskTracking | undefined): Promise<SubtaskQuestion | undefined> {
     const store = this.deps.db.subtasks;
     if (store.mark(row.id, "running") && row.status === "pending") {
       this.deps.events.emit("subtask.started", taskId, { round: row.round, subtaskId: row.id, type: row.type }, ["subtask started", row.id]);
     }
+    progress?.started(row.id);
     // The subtask heartbeats while its subagent works, so a stale "running" row tells a crash from a slow recipe.
     const heartbeat = setInterval(() => store.touch(row.id), SUBTASK_HEARTBEAT_MS);
     let question: SubtaskQuestion | undefined;
     try {
-      question = await this.#runInSubagent(taskId, row);
+      question = await this.#runInSubagent(taskId, row, progress);
     } finally {
       clearInterval(heartbeat);
     }
@@ -124,22 +125,33 @@ export class SubtaskRunner {
     return this.deps.facets.delete(id).catch((error: unknown) => console.warn(`subagent ${id}: could not be deleted`, error));
   }
 
-  async #runInSubagent(taskId: string, row: SubtaskRow): Promise<SubtaskQuestion | undefined> {
+  async #runInSubagent(taskId: string, row: SubtaskRow, progress: SubtaskTracking | undefined): Promise<SubtaskQuestion | undefined> {
     const store = this.deps.db.subtasks;
     let result: SubtaskRunResult | undefined;
     let lastError = "";
+    // The subagent tells each chunk of its recipe as it finishes (a function over RPC): the subtask's tracker.
+    let chunks = 0;
+    const onChunk = progress
+      ? (done: SubtaskChunk) => {
+          chunks = done.finished;
+          progress.chunk(row.id, done);
+        }
+      : undefined;
     for (let attempt = 1; attempt <= SUBAGENT_ATTEMPTS && !result; attempt++) {
       try {
         const subagent = await this.deps.facets.get(row.id);
-        const verdict = await subagent.runSubtask({
-          subtaskId: row.id,
-          taskId,
-          type: row.type,
-          params: JSON.parse(row.paramsJson),
-          fingerprint: row.fingerprint,
-          workspace: this.deps.config.workspace,
-          budget: this.#budgetOf(taskId, row.id),
-        });
+        const verdict = await subagent.runSubtask(
+          {
+            subtaskId: row.id,
+            taskId,
+            type: row.type,
+            params: JSON.parse(row.paramsJson),
+            fingerprint: row.fingerprint,
+            workspace: this.deps.config.workspace,
+            budget: this.#budgetOf(taskId, row.id),
+          },
+          onChunk,
+        );
         if (!verdict.ok) {
           // It ran something else under this name: trying again cannot help.
           lastError = verdict.error.message;
@@ -164,6 +176,7 @@ export class SubtaskRunner {
         : result.status === "failed"
           ? store.mark(row.id, "failed", { error: result.error }) && "failed"
           : store.mark(row.id, "canceled") && "canceled";
+    if (ended === "done" || ended === "failed") progress?.ended(row.id, ended === "done" ? "completed" : "failed", chunks);
     // Only the write that settled it reports it: a replayed run finds it settled.
     if (ended) {
       this.deps.events.emit(

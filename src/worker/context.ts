@@ -13,6 +13,8 @@ export interface EdgeEvents {
 interface EdgeVariables {
   /** Step 1: the origin everything signed names (PUBLIC_ORIGIN, or the request's own). */
   origin: string;
+  /** Whether the request's `A2A-Extensions` activates progress (docs/protocol.md "Progress"). */
+  progress: boolean;
   /** Step 2: who is calling, as the gatekeeper's verified token says. */
   caller: VerifiedCaller;
   /** Step 6: the request's id, as soon as it can be read (errors echo it). */

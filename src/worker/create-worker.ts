@@ -14,6 +14,7 @@ import { objectPerCaller } from "./caller-object.js";
 import type { EdgeHono } from "./context.js";
 import { dispatch } from "./dispatch.js";
 import { errorResponse } from "./error-response.js";
+import { extensionsStep } from "./extensions.js";
 import { EventStream, sseResponse } from "./event-stream.js";
 import { cachedBody, cachedResponse, lastModifiedOf, notModifiedSince, RETAINED_ON_304, type CachedBody } from "./http-cache.js";
 import type { CallerObject } from "../boundary/index.js";
@@ -84,6 +85,9 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
     return cachedResponse(await body, CARD_MAX_AGE, lastModifiedOf(c.env, key.kid));
   });
 
+  // Every answer of /a2a (and below it), errors too, echoes the extensions its request activated.
+  app.use(`${A2A_PATH}/*`, extensionsStep<Env>());
+
   // One registration per step, in order: hono runs them as one chain, and a
   // step that throws ends it (onError answers). Each path also matches itself
   // with a trailing slash (hono/tiny's PatternRouter): `/a2a/` is `/a2a`, as
@@ -127,6 +131,7 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
       signingKey: () => loadSigningKey(c.env.A2A_SIGNING_KEY),
       cards,
       lastEventId: c.req.header("Last-Event-ID"),
+      progress: c.get("progress"),
     });
     if (result instanceof EventStream) {
       const timing = { heartbeatMs, maxLifetimeMs, tokenExp: caller.claims.exp!, now };
