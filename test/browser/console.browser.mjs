@@ -9,7 +9,9 @@
 //   2. a turn that asks the human is answered from the page, and the task
 //      goes on to completed (the chat shows the reply too);
 //   3. a push the gatekeeper refused is a dead letter on the page, and the
-//      page's button has it delivered again.
+//      page's button has it delivered again;
+//   4. a slow tool's progress (the dev MCP server's count_down) shows on the
+//      page while the task works, and in the chat as the call starts and ends.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -166,7 +168,8 @@ describe("the dev console of npm start, in Chromium", () => {
     const asked = "hello from the browser test";
     const mark = stack.mark();
     stack.send(asked);
-    await stack.waitFor(/^assistant ▸ \[offline stand-in model\] .*"hello from the browser test"/m, { from: mark });
+    // The answer as it streams (▹), or whole as the reply of record (▸) when nothing streamed.
+    await stack.waitFor(/^assistant [▹▸] \[offline stand-in model\] .*"hello from the browser test"/m, { from: mark });
 
     await page.goto(CONSOLE);
     await page.locator("#live", { hasText: "live" }).waitFor({ timeout: UI_TIMEOUT_MS });
@@ -220,7 +223,7 @@ describe("the dev console of npm start, in Chromium", () => {
     expect(await timelineText()).toMatch(/hitl\.asked.*choice \S+, open until/);
     expect(await timelineText()).toMatch(/hitl\.answered.*\(detailed\)/);
     // The chat was following the same task: it shows the reply of record too.
-    await stack.waitFor(/^assistant ▸ \[offline stand-in model\] .*you answered \{"optionId":"detailed"/m, { from: mark });
+    await stack.waitFor(/^assistant [▹▸] \[offline stand-in model\] .*you answered \{"optionId":"detailed"/m, { from: mark });
     await screenshot("answered");
     expect(pageErrors).toEqual([]);
   });
@@ -260,6 +263,33 @@ describe("the dev console of npm start, in Chromium", () => {
     await page.locator("#dead-letters").waitFor({ state: "hidden", timeout: 90_000 });
     expect(await timelineText()).toMatch(/asked for the dead letters again: push config console-\S+ set/);
     await page.locator("#timeline tr", { hasText: /push\.redelivered.*config console-\S+: 1 delivered, 0 given up/ }).waitFor({ timeout: UI_TIMEOUT_MS });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("shows a working task's trackers live, and the chat a line as its tool call starts and ends", async () => {
+    const asked = "count down 10";
+    const mark = stack.mark();
+    const began = Date.now();
+    stack.send(asked);
+    await stack.waitFor(/^ {2}→ calling devtools__count_down$/m, { from: mark });
+
+    say(`the chat shows the count down starting ${Date.now() - began} ms after the line was sent`);
+    await openTask(asked);
+    say(`the page shows the task ${Date.now() - began} ms after`);
+    const tracker = page.locator('#trackers li[data-tracker^="mcp:"]', { hasText: "devtools__count_down" });
+    await tracker.waitFor({ timeout: UI_TIMEOUT_MS });
+    // The server's progress notifications move it, a second at a time, as the page looks again.
+    await tracker.locator('progress[max="10"]').waitFor({ timeout: UI_TIMEOUT_MS });
+    await expect
+      .poll(async () => Number(await tracker.locator("progress").getAttribute("value")), { timeout: UI_TIMEOUT_MS, interval: 200 })
+      .toBeGreaterThanOrEqual(2);
+    await screenshot("progress");
+    await stack.waitFor(/^ {2}✓ devtools__count_down done$/m, { from: mark });
+    // Each quick tool call after it has its lines too, as it starts and as it ends.
+    await stack.waitFor(/^ {2}→ calling current_time with \{"timeZone":"UTC"\}$/m, { from: mark });
+    await stack.waitFor(/^ {2}✓ current_time done: \{"utc":/m, { from: mark });
+    await stateShown("completed");
+    await page.locator("#progress").waitFor({ state: "hidden", timeout: UI_TIMEOUT_MS });
     expect(pageErrors).toEqual([]);
   });
 
