@@ -30,6 +30,7 @@ export type {
   InboundFile,
   PartWords,
   ProgressWords,
+  RoundNotStarted,
   RoundProgress,
   RoundWords,
   SubtaskProgress,

@@ -12,6 +12,7 @@ import { GATEKEEPER } from "./support/constants.js";
 import { markerEdge } from "./support/isolated-edge.js";
 import { chatCompletion, chatToolCall, eventually, type ModelCall } from "./support/outbound.js";
 import { call, drain, openStream, userMessage } from "./support/rpc.js";
+import { drainRest, openRestStream, restCall } from "./support/rest.js";
 import { useMarkerHarness } from "./support/turn-harness.js";
 
 // Work a client can watch (docs/protocol.md "Progress"): the draft A2A Task
@@ -383,6 +384,20 @@ describe("bounded", () => {
     expect(seen.status.message.parts[0].text).toBe("step 300");
     expect(seen.status.message.metadata[URI].trackers[0].progress).toBe(300);
     expect(seen.stopped).toBe(0);
+  });
+});
+
+describe("over HTTP+JSON", () => {
+  it("activates and echoes the same: message:stream carries the trackers, a refusal echoes the header too", async () => {
+    callsOnce("make_data", { n: 5 });
+    const caller = newCaller();
+    const opened = await openRestStream("SendStreamingMessage", { message: userMessage("make data") }, { worker: edge.fetch, mint: caller, headers: ACTIVATE });
+    expect(opened.headers.get("A2A-Extensions")).toBe(URI);
+    const events = (await drainRest(opened)).map(({ id, event }) => ({ id, result: event }));
+    expect(trackersOf(events, "tool:").map((t: { status: string }) => t.status)).toEqual(["running", "completed"]);
+    const missing = await restCall("GetTask", { id: "no-such-task" }, { worker: edge.fetch, mint: caller, headers: ACTIVATE });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("A2A-Extensions")).toBe(URI);
   });
 });
 

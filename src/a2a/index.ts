@@ -52,6 +52,7 @@ export { TokenRefused, verifyGatekeeperToken, type TokenCheck, type TokenRefused
 export {
   A2A_JSON,
   A2A_PATH,
+  A2A_REST_PATH,
   A2A_VERSION,
   A2A_VERSION_HEADER,
   CALLBACK_TTL_SECONDS,
@@ -75,5 +76,6 @@ export {
   endpointOf,
   isJsonMediaType,
   jwksUrlOf,
+  restEndpointOf,
   roundResultHead,
 } from "./wire.js";

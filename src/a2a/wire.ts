@@ -3,13 +3,17 @@
 // directly (`…/src/a2a/wire.ts`, Node strips the types) and shares every
 // name and number with the Worker. docs/protocol.md says what each one means.
 
-/** Where this deployment answers (docs/protocol.md "Wire"): JSON-RPC, the stub card, the JWKS. */
+/** Where this deployment answers (docs/protocol.md "Wire"): JSON-RPC, HTTP+JSON (under `/{tenant}`), the stub card, the JWKS. */
 export const A2A_PATH = "/a2a";
+export const A2A_REST_PATH = "/a2a/rest";
 export const CARD_PATH = "/.well-known/agent-card.json";
 export const JWKS_PATH = "/.well-known/jwks.json";
 
 /** The endpoint a token for the deployment at `origin` is minted for: `aud` compares to exactly this. */
 export const endpointOf = (origin: string): string => `${origin}${A2A_PATH}`;
+
+/** The HTTP+JSON interface URL of the deployment at `origin`; its tokens' `aud` is still {@link endpointOf}. */
+export const restEndpointOf = (origin: string): string => `${origin}${A2A_REST_PATH}`;
 
 /** The key set of a gatekeeper (or of this deployment) at `origin`: the only `jku` accepted for it. */
 export const jwksUrlOf = (origin: string): string => `${origin}${JWKS_PATH}`;

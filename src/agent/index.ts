@@ -12,6 +12,7 @@ export {
   type InboundFile,
   type PartWords,
   type ProgressWords,
+  type RoundNotStarted,
   type RoundProgress,
   type RoundWords,
   type SubtaskProgress,

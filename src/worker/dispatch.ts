@@ -2,7 +2,8 @@ import { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { ErrorCode, RpcError, contentTypeNotSupported } from "../a2a/errors.js";
 import { assertContentWithinLimit } from "../a2a/limits.js";
 import { acceptsMediaType, partMediaType } from "../a2a/parts.js";
-import { readProtoNames, type MessageName } from "../a2a/proto-names.js";
+import { A2A_METHODS, isA2AMethod, type A2AMethod } from "../a2a/methods.js";
+import { readProtoNames } from "../a2a/proto-names.js";
 import { validateCallerPushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
 import { HITL_RESPONSE_TYPE } from "../a2a/wire.js";
@@ -201,27 +202,23 @@ const deletePushConfig: Method = async (params, ctx) => {
   return unwrap(await ctx.agent().deletePushConfig(p.taskId, p.id));
 };
 
-/** Each method and the a2a.proto message its params are (read by either name of each field). */
-const METHODS: Record<string, [Method, MessageName]> = {
-  SendMessage: [sendMessage, "SendMessageRequest"],
-  GetTask: [getTask, "GetTaskRequest"],
-  ListTasks: [listTasks, "ListTasksRequest"],
-  CancelTask: [cancelTask, "CancelTaskRequest"],
-  GetExtendedAgentCard: [getExtendedAgentCard, "GetExtendedAgentCardRequest"],
-  CreateTaskPushNotificationConfig: [createPushConfig, "TaskPushNotificationConfig"],
-  GetTaskPushNotificationConfig: [getPushConfig, "GetTaskPushNotificationConfigRequest"],
-  ListTaskPushNotificationConfigs: [listPushConfigs, "ListTaskPushNotificationConfigsRequest"],
-  DeleteTaskPushNotificationConfig: [deletePushConfig, "DeleteTaskPushNotificationConfigRequest"],
-  SendStreamingMessage: [sendStreamingMessage, "SendMessageRequest"],
-  SubscribeToTask: [subscribeToTask, "SubscribeToTaskRequest"],
+/** Each method's implementation; A2A_METHODS says which a2a.proto message its params are (read by either name of each field). */
+const METHODS: Record<A2AMethod, Method> = {
+  SendMessage: sendMessage,
+  GetTask: getTask,
+  ListTasks: listTasks,
+  CancelTask: cancelTask,
+  GetExtendedAgentCard: getExtendedAgentCard,
+  CreateTaskPushNotificationConfig: createPushConfig,
+  GetTaskPushNotificationConfig: getPushConfig,
+  ListTaskPushNotificationConfigs: listPushConfigs,
+  DeleteTaskPushNotificationConfig: deletePushConfig,
+  SendStreamingMessage: sendStreamingMessage,
+  SubscribeToTask: subscribeToTask,
 };
 
-/** Whether `name` is one of the methods served here. */
-export const isMethod = (name: string): boolean => Object.hasOwn(METHODS, name);
-
+/** One call, whichever binding it came by: the same method answers the same params the same way. */
 export async function dispatch(method: string, params: Record<string, unknown>, ctx: CallContext): Promise<unknown> {
-  const entry = isMethod(method) ? METHODS[method] : undefined;
-  if (!entry) throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
-  const [run, request] = entry;
-  return run(readProtoNames(params, request), ctx);
+  if (!isA2AMethod(method)) throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
+  return METHODS[method](readProtoNames(params, A2A_METHODS[method].request), ctx);
 }

@@ -103,8 +103,8 @@ export class TurnProgress implements SubtaskTracking {
 
   #roundWords(status: TrackerState): string {
     const rows = this.deps.db.subtasks.ofRound(this.deps.taskId, this.deps.round);
-    const count = (s: string) => rows.filter((row) => row.status === s).length;
-    return this.deps.words.round({ round: this.deps.round, subtasks: rows.length, done: count("done"), failed: count("failed"), status });
+    const count = (...statuses: string[]) => rows.filter((row) => statuses.includes(row.status)).length;
+    return this.deps.words.round({ round: this.deps.round, subtasks: rows.length, done: count("done"), failed: count("failed", "unstarted"), status });
   }
 
   #subtaskWords(subtaskId: string, status: TrackerState, chunks: number, chunk?: string): string {
@@ -117,7 +117,7 @@ export class TurnProgress implements SubtaskTracking {
   /** With subtasks running, the round's aggregate: how many of them ended. */
   #aggregate(): void {
     const rows = this.deps.db.subtasks.ofRound(this.deps.taskId, this.deps.round);
-    const ended = rows.filter((row) => row.status === "done" || row.status === "failed").length;
+    const ended = rows.filter((row) => ["done", "failed", "unstarted"].includes(row.status)).length;
     this.#recorder.aggregate({ progress: ended, total: rows.length, message: this.#roundWords("running") });
   }
 }
