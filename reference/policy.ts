@@ -1,4 +1,4 @@
-import type { AgentPolicy, InboundFile, PartWords, RoundWords } from "@dynamicagents/core/agent";
+import type { AgentPolicy, InboundFile, PartWords, ProgressWords, RoundWords } from "@dynamicagents/core/agent";
 
 const sizeOf = (bytes: number | undefined) =>
   bytes === undefined ? "" : bytes < 1024 ? `, ${bytes} bytes` : `, ${Math.round(bytes / 1024).toLocaleString("en-US")} KiB`;
@@ -24,6 +24,26 @@ const partWords: PartWords = {
   },
   withheld: (part) =>
     `[${named(part)} withheld${part.artifact?.name ? ` from "${part.artifact.name}"` : ""}: your client does not accept ${part.mediaType}${part.url ? `; it is at ${part.url}` : ""}]`,
+};
+
+/** What each subtask type is doing, in a few words. */
+const SUBTASK_DOING: Record<string, string> = { read_page: "reading a page" };
+
+/** What a client is shown of the work while a turn runs (docs/protocol.md "Progress"). */
+const progressWords: ProgressWords = {
+  tool: ({ tool, status, note, arguments: args, result }) => {
+    if (status === "failed") return `${tool} failed`;
+    if (status === "completed") return `${tool} done${result ? `: ${result}` : ""}`;
+    return `calling ${tool}${args ? ` with ${args}` : ""}${note ? `: ${note}` : ""}`;
+  },
+  subtask: ({ type, index, of, status }) =>
+    `subtask ${index} of ${of}: ${SUBTASK_DOING[type] ?? type}${status === "completed" ? " (done)" : status === "failed" ? " (failed)" : ""}`,
+  round: ({ round, subtasks, done, status }) =>
+    status !== "running"
+      ? `round ${round} ${status}`
+      : subtasks
+        ? `round ${round}: ${done} of ${subtasks} subtask${subtasks === 1 ? "" : "s"} done`
+        : `round ${round}: thinking`,
 };
 
 /**
@@ -58,6 +78,7 @@ export const assistantPolicy: AgentPolicy = {
     timedOut: "Nobody answered in time; carrying on without it.",
   },
   parts: partWords,
+  progress: progressWords,
   tools: {
     findToolsDescription:
       "Search the tools you have beyond the ones offered now, by what you need done (a few words). The tools it finds are offered to you from the next step on.",
@@ -107,5 +128,6 @@ export const researchPolicy: AgentPolicy = {
   hitl: assistantPolicy.hitl,
   parts: assistantPolicy.parts,
   tools: assistantPolicy.tools,
+  progress: progressWords,
   rounds: researchRounds,
 };

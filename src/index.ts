@@ -13,6 +13,7 @@ export type {
   ToolContext,
   ToolFamily,
   ToolFamilyTurn,
+  ToolProgress,
   ToolResultEvent,
   TurnGateInput,
 } from "./plugin/contract.js";
@@ -29,9 +30,13 @@ export type {
   HitlWords,
   InboundFile,
   PartWords,
+  ProgressWords,
   RoundNotStarted,
   RoundProgress,
   RoundWords,
+  SubtaskProgress,
+  ToolCallProgress,
   ToolWords,
+  TrackerState,
   WithheldPart,
 } from "./agent/policy.js";

@@ -118,19 +118,29 @@ describe("the JWKS during a rotation (A2A_PREVIOUS_PUBLIC_KEYS)", () => {
   });
 });
 
+/**
+ * The progress extension as every card declares it (docs/protocol.md "Progress"): not required (proto-JSON
+ * leaves `required: false` out, as it does every default), with the draft's params.
+ */
+const PROGRESS_DECLARED = {
+  uri: "https://a2a-protocol.org/extensions/task-progress/v1",
+  description: expect.stringContaining("progress"),
+  params: { maxTrackers: 20, maxMessageChars: 512, maxIdChars: 128, recommendedMaxUpdatesPerSecond: 2 },
+};
+
 describe("the stub card", () => {
   it("is signed so that @a2a-js/sdk's verifier, given the wire JSON, accepts it", async () => {
     const wire = await (await get("/.well-known/agent-card.json")).json();
     await expect(sdkVerifier(wire as AgentCard)).resolves.toBeUndefined();
   });
 
-  it("names no tenant, advertises both interfaces (JSON-RPC first), streaming, extended card and push, and lists the tenants for humans", async () => {
+  it("names no tenant, advertises both interfaces (JSON-RPC first), streaming, extended card, push and progress, and lists the tenants for humans", async () => {
     const card = (await (await get("/.well-known/agent-card.json")).json()) as Record<string, any>;
     expect(card.supportedInterfaces).toEqual([
       { url: `${ORIGIN}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
       { url: `${ORIGIN}/a2a/rest`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
     ]);
-    expect(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true });
+    expect(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true, extensions: [PROGRESS_DECLARED] });
     expect(card.description).toContain("assistant");
     expect(card.description).toContain("researcher");
   });
@@ -256,7 +266,7 @@ describe("GetExtendedAgentCard", () => {
         { url: `${ORIGIN}/a2a/rest`, protocolBinding: "HTTP+JSON", tenant, protocolVersion: "1.0" },
       ]);
       expect(wire.skills.length).toBeGreaterThan(0);
-      expect(wire.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true });
+      expect(wire.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true, extensions: [PROGRESS_DECLARED] });
       expect(wire.securitySchemes).toEqual({ gatekeeperJwt: { httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "JWT" } } });
       expect(wire.securityRequirements).toEqual([{ schemes: { gatekeeperJwt: { list: [TENANT_CLAIM, IDENTITY_CLAIM] } } }]);
       await expect(sdkVerifier(wire)).resolves.toBeUndefined();

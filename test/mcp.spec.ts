@@ -80,7 +80,7 @@ describe("an agent's MCP servers", () => {
 
     const [first] = harness.outbound.modelCalls;
     expect(first!.tools.filter((t) => t.includes("__")).sort()).toEqual(
-      ["docs__fails", "docs__leak", "docs__lookup", "docs__slow", "docs__whoami", "gated__lookup", "gated__whoami"]
+      ["docs__fails", "docs__leak", "docs__lookup", "docs__slow", "docs__steps", "docs__whoami", "gated__lookup", "gated__whoami"]
         .concat(["huge_blocks", "huge_structured", "many_blocks", "straddle"].map((t) => `bulk__${t}`))
         .sort(),
     );
@@ -106,7 +106,7 @@ describe("an agent's MCP servers", () => {
     expect(JSON.stringify(toolMessages(harness.outbound.modelCalls.at(-1)!))).toContain("found: durable objects");
 
     const statuses = Object.fromEntries(serverEvents().map((e) => [e.data.server, e.data]));
-    expect(statuses.docs).toMatchObject({ status: "ready", tools: 5 });
+    expect(statuses.docs).toMatchObject({ status: "ready", tools: 6 });
     expect(statuses.gated).toMatchObject({ status: "ready", tools: 2 });
     expect(statuses.down).toMatchObject({ status: "unavailable", tools: 0 });
     expect(statuses.slowstart).toMatchObject({ status: "unavailable", reason: "timeout" });

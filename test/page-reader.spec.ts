@@ -45,6 +45,7 @@ const fetchPage = async (fetch: typeof globalThis.fetch, url: string, abortSigna
     taskId: "t",
     origin: "https://agents.test",
     emit: () => {},
+    progress: () => {},
     trace: turnTrace(newTrace()),
     addArtifact: noArtifacts,
   });
@@ -70,6 +71,7 @@ describe("the reference page reader", () => {
       taskId: "t",
       origin: "https://agents.test",
       emit: () => {},
+      progress: () => {},
       trace: turn,
       addArtifact: noArtifacts,
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { chatCompletion, chatToolCall, eventually } from "./support/outbound.js";
-import { call, sendParams } from "./support/rpc.js";
+import { call, drain, openStream, sendParams, userMessage } from "./support/rpc.js";
 import { useTurnHarness } from "./support/turn-harness.js";
 
 // Shaped like an API key, so the reference plugins' credential redactor replaces it.
@@ -58,5 +58,24 @@ describe("what the model reads passes the plugins' redactors", () => {
     expect(results).toContain("Deploy with the key");
     expect(results).toContain(REPLACED);
     expect(results).not.toContain(CREDENTIAL);
+  });
+
+  it("a tool's arguments in a progress tracker: the assistant's fetch_page shows its URL, the credential in it redacted", async () => {
+    const PROGRESS = "https://a2a-protocol.org/extensions/task-progress/v1";
+    const page = `https://developers.cloudflare.com/keyed?api_key=${CREDENTIAL}`;
+    harness.outbound.pages.set(page, () => new Response("<p>a page</p>"));
+    harness.outbound.model = (c) =>
+      c.messages.some((m) => m.role === "tool") ? chatCompletion("read it", c.model) : chatToolCall("fetch_page", { url: page }, c.model);
+    const stream = await openStream(
+      "SendStreamingMessage",
+      { message: userMessage("read the keyed page") },
+      { mint: newCaller(), headers: { "A2A-Extensions": PROGRESS } },
+    );
+    const events = await drain(stream);
+    const trackers = events.flatMap((e) => e.result.statusUpdate?.metadata?.[PROGRESS]?.trackers ?? []);
+    const calls = trackers.filter((t: { id: string }) => t.id.startsWith("tool:"));
+    expect(calls.map((t: { status: string }) => t.status)).toEqual(["running", "completed"]);
+    expect(calls[0].message).toContain(`calling fetch_page with {"url":"https://developers.cloudflare.com/keyed?api_key=${REPLACED}"}`);
+    expect(JSON.stringify(events)).not.toContain(CREDENTIAL);
   });
 });

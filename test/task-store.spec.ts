@@ -259,7 +259,7 @@ describe("ListTasks (A2A §3.1.4)", () => {
     const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
     const seen = await runInDurableObject(stub, async (_instance, state) => {
       const sql = state.storage.sql;
-      // Back to 0009: 0010's table and triggers gone, 0005's delete trigger back, 0011's and 0012's columns gone,
+      // Back to 0009: 0010's table and triggers gone, 0005's delete trigger back, 0011's, 0012's and 0013's columns gone,
       // and the records of 0010 and after forgotten.
       for (const trigger of ["task_totals_insert", "task_totals_update", "task_totals_delete", "task_counts_delete"]) sql.exec(`DROP TRIGGER ${trigger}`);
       sql.exec("DROP TABLE task_totals");
@@ -267,6 +267,7 @@ describe("ListTasks (A2A §3.1.4)", () => {
         "CREATE TRIGGER task_counts_delete AFTER DELETE ON tasks BEGIN UPDATE task_counts SET n = n - 1 WHERE context_id = OLD.context_id AND state = OLD.state; END",
       );
       sql.exec("ALTER TABLE subtasks DROP COLUMN model_calls");
+      sql.exec("ALTER TABLE push_configs DROP COLUMN progress");
       for (const table of ["turns", "usage_days"])
         for (const column of ["cached_input_tokens", "reasoning_tokens"]) sql.exec(`ALTER TABLE ${table} DROP COLUMN ${column}`);
       sql.exec("DELETE FROM __drizzle_migrations WHERE created_at >= (SELECT created_at FROM __drizzle_migrations ORDER BY created_at LIMIT 1 OFFSET 10)");

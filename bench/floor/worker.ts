@@ -16,7 +16,7 @@ import { validatePushConfig } from "../../src/a2a/push-config.ts";
 import { loadSigningKey } from "../../src/a2a/signing-key.ts";
 import { TokenRefused, verifyGatekeeperToken } from "../../src/a2a/verify-token.ts";
 import { A2A_PATH, CARD_PATH, JWKS_PATH, endpointOf, isJsonMediaType } from "../../src/a2a/wire.ts";
-import { deliverPush } from "../../src/turn/push-delivery.ts";
+import { deliverPush } from "../../src/a2a/push-delivery.ts";
 import { callerObjectName } from "../../src/worker/caller-object.ts";
 
 interface Env {

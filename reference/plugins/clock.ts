@@ -10,6 +10,8 @@ export const clockPlugin = (now: () => Date = () => new Date()) =>
   definePlugin({
     key: "clock",
     capability: "You can look up the current date and time in any IANA time zone with the current_time tool.",
+    // Nothing secret goes in or comes out: a client may watch both.
+    progress: { showArguments: true, showResults: true },
     toolFamilies: {
       clock: () => ({
         tools: {

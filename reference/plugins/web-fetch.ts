@@ -42,6 +42,8 @@ export const webFetchPlugin = (options: { allowlist: readonly string[]; fetch?: 
       }),
     },
     // Pages quote credentials surprisingly often, and so do errors quoting
-    // pages; the model never needs them.
+    // pages (and URLs): the model never needs them, nor does a client
+    // watching which page is read (its tracker shows the URL, redacted).
     onToolResult: ({ toolName, output }) => (toolName === "fetch_page" ? scrubCredentials(output) : undefined),
+    progress: { showArguments: true },
   });

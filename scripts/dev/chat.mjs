@@ -47,6 +47,18 @@ const sameText = (a, b) => a.trim() !== "" && a.trim() === b.trim();
  * @param {HitlRequest} request
  * @param {string} tenant
  */
+/**
+ * The line for a tracker of the turn's progress that started or ended: each
+ * tool call (an MCP server's too) and subtask, in the agent's words. Rounds
+ * are the turn's own pace, and not shown.
+ * @param {import("./session.mjs").TrackerChange} change
+ */
+export function trackerLine(change) {
+  if (change.kind === "round") return undefined;
+  const mark = change.change === "started" ? "→" : change.status === "completed" ? "✓" : "✗";
+  return `  ${mark} ${change.message || change.id}`;
+}
+
 function describeRequest(request, tenant) {
   const options = request.options.map((o, i) => `    ${i + 1}. ${o.label}${o.label === o.id ? "" : ` (${o.id})`}`);
   const until = request.expiresAt ? ` (open until ${request.expiresAt})` : "";
@@ -160,6 +172,10 @@ export async function runOnce({ session, tenant, text, timeoutMs, stdout = proce
   }
   if (turn.taskId) note(`${tenant}: working… (task ${turn.taskId}, trace ${turn.traceId}; the answer streams here, the reply arrives as a signed push)`);
   turn.onStatus((status, state) => note(`  · ${status || stateLabel(state)}`));
+  turn.onTracker((change) => {
+    const line = trackerLine(change);
+    if (line) note(line);
+  });
   turn.onChunk((chunk) => streamed.chunk(tenant, chunk));
   const needsInput = (request) => {
     note(describeRequest(request, tenant));
@@ -299,6 +315,10 @@ export function runChat({ session, tenant: initialTenant, tenants, tenantsFrom, 
       say(`  … working (task ${short(turn.taskId)}, trace ${turn.traceId}); the answer streams as it is written, the reply arrives as a signed push`);
     }
     turn.onStatus((status, state) => say(`  · ${status || stateLabel(state)}`));
+    turn.onTracker((change) => {
+      const line = trackerLine(change);
+      if (line) say(line);
+    });
     turn.onChunk((chunk) => {
       if (running?.turn === turn) streamed.chunk(turn.tenant, chunk);
     });

@@ -5,6 +5,7 @@
 // API reports them (ListTasks, GetTask). A task's timeline is its events in
 // time order; its usage adds up its model calls. A tenant's MCP servers show
 // as their latest `mcp.server` event says.
+import { PROGRESS_EXTENSION } from "../../src/a2a/progress.ts";
 import { DEAD_LETTERS_KEY, TERMINAL_STATE_NAMES } from "../../src/a2a/wire.ts";
 import { EVENT_LINE_TYPE } from "../../src/telemetry/catalogue.ts";
 import { TRACE_KEY } from "../../src/a2a/trace-context.ts";
@@ -214,9 +215,56 @@ export function taskSummary(tenant, task) {
 }
 
 /**
+ * @typedef {{ id: string, kind: string, status: string, message: string, progress?: number, total?: number, startedAt: string, updatedAt: string }} TrackerView
+ * @typedef {{ trackers: TrackerView[], aggregate?: { progress: number, total?: number, message?: string } }} ProgressView
+ */
+
+/**
+ * The progress a working task shows in its status (docs/protocol.md
+ * "Progress"): the latest snapshot's trackers, each with its kind (its id's
+ * prefix), and the aggregate; none once the task left working.
+ * @param {Record<string, any>} task  GetTask's wire JSON
+ * @returns {ProgressView | undefined}
+ */
+function progressOf(task) {
+  const payload = task?.status?.state === "TASK_STATE_WORKING" ? task.status.message?.metadata?.[PROGRESS_EXTENSION] : undefined;
+  if (!payload || !Array.isArray(payload.trackers)) return undefined;
+  const num = (value) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+  const trackers = payload.trackers
+    .filter((t) => typeof t?.id === "string")
+    .map((t) => {
+      const progress = num(t.progress);
+      const total = num(t.total);
+      return {
+        id: t.id,
+        kind: t.id.split(":", 1)[0],
+        status: String(t.status ?? "running"),
+        message: String(t.message ?? ""),
+        ...(progress === undefined ? {} : { progress }),
+        ...(total === undefined ? {} : { total }),
+        startedAt: String(t.startedAt ?? ""),
+        updatedAt: String(t.updatedAt ?? ""),
+      };
+    });
+  const aggregate = payload.aggregate && num(payload.aggregate.progress) !== undefined ? payload.aggregate : undefined;
+  return {
+    trackers,
+    ...(aggregate
+      ? {
+          aggregate: {
+            progress: aggregate.progress,
+            ...(num(aggregate.total) === undefined ? {} : { total: aggregate.total }),
+            ...(typeof aggregate.message === "string" ? { message: aggregate.message } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+/**
  * One task in full, as the detail view shows it: the summary, the request
- * it waits on, its messages, its answer, its dead letters, and its
- * waterfall, timeline and usage from the events.
+ * it waits on, its progress while it works, its messages, its answer, its
+ * dead letters, and its waterfall, timeline and usage from the events.
  * @param {string} tenant
  * @param {Record<string, any>} task  GetTask's wire JSON
  * @param {EventLike[]} events  the task's, in time order
@@ -228,6 +276,7 @@ export function taskDetail(tenant, task, events) {
     request: summary.waiting ? hitlRequestOf(task.status?.message) : undefined,
     reply: summary.terminal ? replyText(task) : "",
     statusText: messageText(task?.status?.message),
+    progress: progressOf(task),
     messages: (task?.history ?? []).map((m) => ({ role: m?.role === "ROLE_AGENT" ? "agent" : "user", text: messageText(m) })),
     deadLetterList: deadLettersOf(task),
     usage: usageOf(events),

@@ -10,8 +10,12 @@
 // SubscribeToTask picks the stream up again from the last event seen
 // (`Last-Event-ID`), so the rest of the answer streams too; so does one, with
 // a freshly minted token, when the agent ends a stream early (its token
-// expired, or its maximum lifetime passed: the rpc client's `resume`).
+// expired, or its maximum lifetime passed: the rpc client's `resume`). Every
+// stream activates progress (docs/protocol.md "Progress"): each tool call,
+// MCP call, subtask and round is a tracker, and the turn says when one starts
+// and when it ends.
 import { randomUUID } from "node:crypto";
+import { A2A_EXTENSIONS_HEADER, PROGRESS_EXTENSION } from "../../src/a2a/progress.ts";
 import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE, HITL_TIMEOUT_TYPE, INTERRUPTED_STATE_NAMES, TERMINAL_STATE_NAMES } from "../../src/a2a/wire.ts";
 import { TRACEPARENT_HEADER, freshTraceparent, traceOfRequest } from "../../src/a2a/trace-context.ts";
 import { openRpcStream, rpcBody } from "../../src/testing/rpc-client.ts";
@@ -69,10 +73,13 @@ export class RpcFailed extends Error {
  *   nextStop: () => Promise<TurnStop>,
  *   onStatus: (listener: (text: string, state: string) => void) => void,
  *   onChunk: (listener: (chunk: AnswerChunk) => void) => void,
+ *   onTracker: (listener: (change: TrackerChange) => void) => void,
  * }} Turn
  *   `traceId`: the W3C trace the send started (the turn's events and requests name it);
- *   `onStatus` and `onChunk` also hand a listener what came before it was added
+ *   `onStatus`, `onChunk` and `onTracker` also hand a listener what came before it was added
  * @typedef {{ text?: string, optionId?: string }} HitlAnswer  what the person answered: an option id, text, or both
+ * @typedef {{ id: string, kind: string, status: string, message: string, progress?: number, total?: number, change: "started" | "ended" }} TrackerChange
+ *   a tracker of the turn's progress that started or ended (its `kind` is its id's prefix: tool, mcp, subtask, round)
  */
 
 /** Whether a turn's end is a reply: a completed task, or a message. */
@@ -149,6 +156,7 @@ export function createSession({ gatekeeper, agent, identity, streamGraceMs = STR
    * @typedef {{
    *   tenant: string, taskId?: string, resolve: (end: TurnEnd) => void,
    *   statuses: ReturnType<typeof replayed<[string, string]>>, chunks: ReturnType<typeof replayed<AnswerChunk>>,
+   *   trackers: ReturnType<typeof replayed<TrackerChange>>, trackerStates: Map<string, string>,
    *   seenStatuses: Set<string>, stops: ReturnType<typeof stopQueue>,
    *   state?: string, lastSeq: number, stream?: { close(): Promise<void> },
    *   following?: Promise<void>, ending?: boolean,
@@ -188,8 +196,38 @@ export function createSession({ gatekeeper, agent, identity, streamGraceMs = STR
     const key = statusKey(status);
     if (turn.seenStatuses.has(key)) return;
     turn.seenStatuses.add(key);
+    const progress = status?.message?.metadata?.[PROGRESS_EXTENSION];
+    if (progress) return noteProgress(turn, progress);
     const text = messageText(status?.message);
     if (text || showBare) turn.statuses.emit([text, state]);
+  }
+
+  /**
+   * A progress snapshot: each tracker that starts (first seen running) or
+   * ends (first seen completed or failed) is a change; what happens between
+   * is not. Snapshots can come out of order (a push after the stream's next):
+   * an ended tracker never starts again.
+   * @param {TurnEntry} turn
+   */
+  function noteProgress(turn, progress) {
+    for (const tracker of Array.isArray(progress.trackers) ? progress.trackers : []) {
+      if (typeof tracker?.id !== "string") continue;
+      const before = turn.trackerStates.get(tracker.id);
+      const status = String(tracker.status ?? "running");
+      if (before !== undefined && (before !== "running" || status === "running")) continue;
+      turn.trackerStates.set(tracker.id, status);
+      const change = status === "running" ? "started" : "ended";
+      const { progress: done, total } = tracker;
+      turn.trackers.emit({
+        id: tracker.id,
+        kind: tracker.id.split(":", 1)[0],
+        status,
+        message: String(tracker.message ?? ""),
+        ...(typeof done === "number" ? { progress: done } : {}),
+        ...(typeof total === "number" ? { total } : {}),
+        change,
+      });
+    }
   }
 
   /** What a task as pushed or fetched says about its turn: it asks, it ended, or (working) nothing yet. */
@@ -241,8 +279,9 @@ export function createSession({ gatekeeper, agent, identity, streamGraceMs = STR
   async function openStream(tenant, method, params, headers = {}) {
     const stream = await openRpcStream(agent.endpoint, rpcBody(method, { ...params, tenant }), {
       token: await token(tenant),
-      // Each call in a trace of its own, unless the caller names one (a send: the turn's).
-      headers: { [TRACEPARENT_HEADER]: freshTraceparent(), ...headers },
+      // The turn's progress comes on its stream (and its push config, set by the same request); each call
+      // is in a trace of its own, unless the caller names one (a send: the turn's).
+      headers: { [A2A_EXTENSIONS_HEADER]: PROGRESS_EXTENSION, [TRACEPARENT_HEADER]: freshTraceparent(), ...headers },
       // A stream the agent ends early goes on under a fresh token, from where it stopped.
       resume: { token: () => token(tenant) },
     });
@@ -342,7 +381,17 @@ export function createSession({ gatekeeper, agent, identity, streamGraceMs = STR
     /** @type {Promise<TurnEnd>} */
     const done = new Promise((r) => (resolve = r));
     /** @type {TurnEntry} */
-    const entry = { tenant, resolve, statuses: replayed(), chunks: replayed(), seenStatuses: new Set(), stops: stopQueue(), lastSeq: 0 };
+    const entry = {
+      tenant,
+      resolve,
+      statuses: replayed(),
+      chunks: replayed(),
+      trackers: replayed(),
+      trackerStates: new Map(),
+      seenStatuses: new Set(),
+      stops: stopQueue(),
+      lastSeq: 0,
+    };
     turns.set(messageId, entry);
     // The turn's trace, as the gatekeeper starts it: the Worker's events and requests for the turn name its id.
     const traceparent = freshTraceparent();
@@ -371,6 +420,7 @@ export function createSession({ gatekeeper, agent, identity, streamGraceMs = STR
       nextStop: entry.stops.next,
       onStatus: (l) => entry.statuses.on(([t, s]) => l(t, s)),
       onChunk: entry.chunks.on,
+      onTracker: entry.trackers.on,
     };
     if (first.result?.message) {
       // A message answer: the stream's one event is the whole reply, and no task exists.

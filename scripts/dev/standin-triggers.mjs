@@ -20,19 +20,23 @@ export const ASK_USER = /^ask_?user$/i;
 const FIND_TOOLS = /^find_?tools$/i;
 /** The platform's `delegate` tool (a round loop's subtasks). */
 export const DELEGATE_TOOL = /delegat/i;
-/** Tools the stand-in never calls unasked, whatever their description says. */
+/** Tools the stand-in never calls unasked, whatever their description says: an approval-gated one, a slow one. */
 const APPROVAL_TOOLS = [/(?:^|__)save_?note$/i];
+const SLOW_TOOLS = [/(?:^|__)count_?down$/i];
 /** A description that says the tool waits for a person's approval. */
 const APPROVAL_WORDS = /\bapprov(?:e|es|ed|al|ing)\b/i;
 
 /**
  * Whether the stand-in calls `tool` only when the user's words ask for it:
- * the control tools, and the approval-gated ones (see above).
+ * the control tools, the approval-gated ones (see above), and the dev MCP
+ * server's `count_down`, which takes seconds.
  * @param {{ function: { name: string, description?: string } }} tool
  */
 export function onlyWhenAsked(tool) {
   const { name, description = "" } = tool.function;
-  return ASK_USER.test(name) || FIND_TOOLS.test(name) || APPROVAL_TOOLS.some((pattern) => pattern.test(name)) || APPROVAL_WORDS.test(description);
+  return (
+    ASK_USER.test(name) || FIND_TOOLS.test(name) || [...APPROVAL_TOOLS, ...SLOW_TOOLS].some((pattern) => pattern.test(name)) || APPROVAL_WORDS.test(description)
+  );
 }
 
 /** A name as words may say it: `save_note` is named by "save_note" or "save note". @param {string} name */
@@ -57,7 +61,7 @@ const spoken = (name) => new RegExp(`(?:^|[^\\w])${name.replace(/[^A-Za-z0-9]+/g
 export const ANY_MESSAGE = {
   words: "any",
   calls:
-    "each offered tool it has not called since your message, one call per response, the rows below first: plugin tools (`current_time`, `fetch_page`, `list_notes`, your own) and MCP tools (`devtools__roll_dice`), with arguments made from the JSON schema (the required properties and those with a default or enum; a string your words whole when its name says it holds a text (`text`, `message`, `question`, `note`, …), otherwise the likely word or phrase in them, as a person would pass it: a capitalised word that does not open a sentence, else the words after `in`, `for` or `about` (`What's the weather in London tomorrow?` passes `London` as a `city`), else your words; a URL only a loopback one, numbers the smallest valid value, booleans false, enums their first value); then `delegate`, once per request (never again after its results); then it answers, quoting each result. Never, unless a row below asks for it: `ask_user`, `find_tools`, or an approval-gated tool (`save_note`, or one whose description speaks of approval)",
+    "each offered tool it has not called since your message, one call per response, the rows below first: plugin tools (`current_time`, `fetch_page`, `list_notes`, your own) and MCP tools (`devtools__roll_dice`), with arguments made from the JSON schema (the required properties and those with a default or enum; a string your words whole when its name says it holds a text (`text`, `message`, `question`, `note`, …), otherwise the likely word or phrase in them, as a person would pass it: a capitalised word that does not open a sentence, else the words after `in`, `for` or `about` (`What's the weather in London tomorrow?` passes `London` as a `city`), else your words; a URL only a loopback one, numbers the smallest valid value, booleans false, enums their first value); then `delegate`, once per request (never again after its results); then it answers, quoting each result. Never, unless a row below asks for it: `ask_user`, `find_tools`, an approval-gated tool (`save_note`, or one whose description speaks of approval), or the slow `devtools__count_down`",
 };
 
 /**
@@ -96,6 +100,13 @@ export const TRIGGERS = [
     args: (userText, match) => ({ text: clip((match[1] ?? "").trim() || userText || "(no text)", 2000) }),
   },
   { words: "`notes`", calls: "`list_notes` first (`list my notes`)", pattern: /\bnotes\b/i, tool: /list_?notes/i, args: () => ({}) },
+  {
+    words: "`count down` (`count down 8`)",
+    calls: "`devtools__count_down`, 5 seconds or the number after it (at most 30): its progress shows in the chat and the dev console",
+    pattern: /\bcount[_\s-]?down\b\D{0,20}(\d+)?/i,
+    tool: /(?:^|__)count_?down$/i,
+    args: (_userText, match) => ({ seconds: Math.min(30, Math.max(1, Number(match[1] ?? 5))) }),
+  },
   {
     words: "`find tools`",
     calls: "`find_tools`, with arguments from its schema (its query the likely phrase: `find tools for maps` searches `maps`)",

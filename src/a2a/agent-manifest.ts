@@ -1,6 +1,7 @@
 import { AgentCard, type AgentSkill } from "@a2a-js/sdk";
 import { z } from "zod";
 import { ConfigError } from "../errors/index.js";
+import { PROGRESS_CARD_EXTENSION } from "./progress.js";
 import { IDENTITY_CLAIM, TENANT_CLAIM } from "./wire.js";
 
 /**
@@ -104,7 +105,8 @@ export function buildCardWire(manifest: AgentManifest, context: CardContext): Re
     provider: manifest.provider,
     documentationUrl: manifest.documentationUrl,
     iconUrl: manifest.iconUrl,
-    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
+    // Every card declares what every agent of the platform serves (docs/protocol.md "Progress").
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true, extensions: [PROGRESS_CARD_EXTENSION] },
     securitySchemes: SECURITY_SCHEMES,
     securityRequirements: SECURITY_REQUIREMENTS,
     defaultInputModes: manifest.defaultInputModes ?? ["text/plain"],

@@ -11,10 +11,14 @@ export {
   type HitlWords,
   type InboundFile,
   type PartWords,
+  type ProgressWords,
   type RoundNotStarted,
   type RoundProgress,
   type RoundWords,
+  type SubtaskProgress,
+  type ToolCallProgress,
   type ToolWords,
+  type TrackerState,
   type WithheldPart,
 } from "./policy.js";
 export { chooseModels, type ModelChoice } from "./providers.js";

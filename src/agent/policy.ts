@@ -34,6 +34,46 @@ export interface AgentPolicy {
   rounds?: RoundWords;
   /** The words of tools from elsewhere: required when the config lists MCP servers or exposes tools on search. */
   tools?: ToolWords;
+  /**
+   * What a client is shown of the work while a turn runs (docs/protocol.md
+   * "Progress"): each tracker's message, and the task's status text. Without
+   * them the agent reports no progress.
+   */
+  progress?: ProgressWords;
+}
+
+/** Where a tracker stands. */
+export type TrackerState = "running" | "completed" | "failed";
+
+/** A tool call (an MCP server's tool too) as its tracker shows it. */
+export interface ToolCallProgress {
+  tool: string;
+  status: TrackerState;
+  /** The tool's own word on how far it got (`ToolContext.progress`, an MCP server's notification), redacted. */
+  note?: string;
+  /** Its arguments and its result as JSON, redacted, only when its plugin shows them (`AgentPlugin.progress`). */
+  arguments?: string;
+  result?: string;
+}
+
+/** A subtask as its tracker shows it: the `index`-th of its round's `of`. */
+export interface SubtaskProgress {
+  type: string;
+  index: number;
+  of: number;
+  status: TrackerState;
+  /** Chunks of its recipe finished so far, and the last one's name. */
+  chunks: number;
+  chunk?: string;
+}
+
+export interface ProgressWords {
+  /** A tool call's tracker: `calling forecast`. */
+  tool: (call: ToolCallProgress) => string;
+  /** A subtask's tracker: `subtask 2 of 3: reading a page`. */
+  subtask: (subtask: SubtaskProgress) => string;
+  /** A round's tracker, in a turn of several rounds or a round that calls tools. */
+  round: (round: RoundProgress & { status: TrackerState }) => string;
 }
 
 /** What the model is told about tools it is not simply handed. */
@@ -211,6 +251,8 @@ export function validatePolicy(policy: AgentPolicy | undefined, options: PolicyN
   }
   if (options.searches) text(policy?.tools?.findToolsDescription, "tools.findToolsDescription");
   if (options.mcp) fn(policy?.tools?.mcpUnavailable, "tools.mcpUnavailable");
+  // Optional, but whole when given: a tracker of any kind has its words.
+  if (policy?.progress) for (const name of ["tool", "subtask", "round"] as const) fn(policy.progress[name], `progress.${name}`);
   if (missing.length) {
     throw new ConfigError(
       { kind: "policy", name: missing[0]! },

@@ -26,6 +26,8 @@ export interface BeginTask {
    * stream the edge then opens (`Begun.streamSlot`).
    */
   stream?: true;
+  /** The request activated progress (docs/protocol.md "Progress"): its push config is sent progress events. */
+  progress?: true;
   /** The request's W3C trace context, when it named a well-formed one: a turn this send starts continues it. */
   trace?: TraceContext;
 }
@@ -69,6 +71,8 @@ export interface StreamQuery extends TaskQuery {
   purpose: "send" | "subscribe";
   /** A slot `beginTask` held for this stream: it opens within the cap already checked. */
   slot?: string;
+  /** The request activated progress (docs/protocol.md "Progress"): the stream carries progress events; without, it skips them. */
+  progress?: true;
 }
 
 /**
@@ -83,6 +87,8 @@ export type EventLines = ReadableStream<Uint8Array>;
 export interface PushConfigFrom {
   tenant: string;
   origin: string;
+  /** The request that set it activated progress: the config is sent progress events. */
+  progress?: true;
 }
 
 /** `ListTasks`, its params already checked by the edge. */

@@ -19,6 +19,7 @@ export type {
   SubagentObject,
   SubagentRefusal,
   SubtaskBudget,
+  SubtaskChunk,
   SubtaskModelCall,
   SubtaskOutcome,
   SubtaskQuestion,

@@ -90,10 +90,19 @@ export interface SubagentRefusal {
   message: string;
 }
 
+/** A chunk of a recipe just finished: its name, and how many of the subtask's chunks have (over all its runs). */
+export interface SubtaskChunk {
+  name: string;
+  finished: number;
+}
+
 /** What the parent calls on a subagent facet. */
 export interface SubagentObject {
-  /** Runs, resumes after its last finished chunk, or answers from its record. */
-  runSubtask(spec: SubtaskSpec): Promise<Verdict<SubtaskRunResult, SubagentRefusal>>;
+  /**
+   * Runs, resumes after its last finished chunk, or answers from its record.
+   * `onChunk` (a function over RPC) hears each chunk this run finishes: its subtask's progress.
+   */
+  runSubtask(spec: SubtaskSpec, onChunk?: (chunk: SubtaskChunk) => void): Promise<Verdict<SubtaskRunResult, SubagentRefusal>>;
   /** Records the answer to the recipe's question `name`; the next run's `ask` returns it. Idempotent: the first answer stands. */
   answer(name: string, answer: HumanAnswer): Promise<Verdict<null, never>>;
   /** Asks the running recipe to stop at its next chunk. */

@@ -27,15 +27,9 @@ export interface TurnParams {
   trace?: TraceContext;
 }
 
-/**
- * The trace a turn's record names (its params as stored), if any, as the
- * caller's object may see it: without the caller's `tracestate`, which only
- * the turn's pushes carry (to the caller's own gatekeeper).
- */
-export function turnTraceOf(paramsJson: string | undefined): Pick<TraceContext, "traceId" | "flags"> | undefined {
-  const trace = paramsJson ? (JSON.parse(paramsJson) as TurnParams).trace : undefined;
-  return trace && { traceId: trace.traceId, flags: trace.flags };
-}
+/** The trace a turn's record names (its params as stored), if any. */
+export const turnTraceOf = (paramsJson: string | undefined): TraceContext | undefined =>
+  paramsJson ? (JSON.parse(paramsJson) as TurnParams).trace : undefined;
 
 /** How a turn ended, as the agent's loop reports it. */
 export interface TurnOutcome {
@@ -144,8 +138,10 @@ export interface TurnObject {
    * Runs round `round` of the turn, or returns what an earlier run recorded.
    * Marks the task working first (unless terminal), and a round that answers
    * makes the terminal write before it returns: one round trip per round.
+   * `held`: configs an earlier push is still pending at, which the round's
+   * progress is not pushed to (its last attempt comes after the round).
    */
-  runTurn(taskId: string, origin: string, round: number, instanceId: string): Promise<Verdict<TurnStep>>;
+  runTurn(taskId: string, origin: string, round: number, instanceId: string, held?: string[]): Promise<Verdict<TurnStep>>;
   /** The task as it is to be announced, and every push config it has. */
   deliveryOf(taskId: string): Promise<Verdict<Delivery>>;
   /** The turn waits (a delivery's next attempt, a human's answer) and reports again within `nextAttemptWithinMs`: it is alive until then. */

@@ -9,7 +9,7 @@ import { PushConfigStore } from "./push-config-store.js";
 import { RedeliveryQueue } from "./redelivery-queue.js";
 import { SubtaskStore } from "./subtask-store.js";
 import { TaskEventLog, type NewTaskEvent, type TaskEventRow } from "./task-event-log.js";
-import { TaskStore, type NewTask, type TaskWrite, type WriteVerdict } from "./task-store.js";
+import { TaskStore, type NewPushConfig, type NewTask, type TaskWrite, type WriteVerdict } from "./task-store.js";
 import { ToolJournal } from "./tool-journal.js";
 import { TurnLedger } from "./turn-ledger.js";
 import { UsageStore, type Usage } from "./usage-store.js";
@@ -58,7 +58,7 @@ export class AgentDB {
   }
 
   /** A new task and its first event, together (see `TaskStore.insert`). */
-  insertTask(task: NewTask, event: NewTaskEvent, pushConfig?: { id: string; json: string }): TaskEventRow {
+  insertTask(task: NewTask, event: NewTaskEvent, pushConfig?: NewPushConfig): TaskEventRow {
     const row = this.db.transaction(() => {
       this.tasks.insert(task, pushConfig);
       return this.events.append(task.id, event);
@@ -102,6 +102,21 @@ export class AgentDB {
     });
     if (appended) this.#appended(appended);
     return verdict;
+  }
+
+  /**
+   * A working task's progress: its document (the status message showing the
+   * latest progress) and, unless `event` is absent (past the task's cap), its
+   * progress event, together; nothing once the task left `task.state`.
+   * Returns whether the task was written, and the event's row.
+   */
+  writeProgress(task: TaskWrite, event: NewTaskEvent | undefined): { written: boolean; row?: TaskEventRow } {
+    const row = this.db.transaction(() => {
+      if (!this.tasks.restate(task)) return false;
+      return event ? this.events.append(task.id, event) : undefined;
+    });
+    if (row) this.#appended(row);
+    return row === false ? { written: false } : { written: true, ...(row ? { row } : {}) };
   }
 
   /** An event that changes no status (an artifact chunk). */

@@ -33,8 +33,11 @@ export class PushConfigStore {
   readonly #put = onFirstUse(() =>
     this.db
       .insert(pushConfigs)
-      .values({ taskId, id, configJson: sql.placeholder("json"), createdAt: sql.placeholder("at") })
-      .onConflictDoUpdate({ target: [pushConfigs.taskId, pushConfigs.id], set: { configJson: sql`${sql.placeholder("json")}` } })
+      .values({ taskId, id, configJson: sql.placeholder("json"), createdAt: sql.placeholder("at"), progress: sql.placeholder("progress") })
+      .onConflictDoUpdate({
+        target: [pushConfigs.taskId, pushConfigs.id],
+        set: { configJson: sql`${sql.placeholder("json")}`, progress: sql`${sql.placeholder("progress")}` },
+      })
       .prepare(),
   );
   readonly #delete = onFirstUse(() =>
@@ -47,14 +50,15 @@ export class PushConfigStore {
   /**
    * Adds, or replaces by id, a config of an existing task. A new id beyond
    * `max` configs is refused. No `await` from the count to the write, so the
-   * object's input gate keeps them together.
+   * object's input gate keeps them together. `progress`: the request that set
+   * it activated progress (a replacement says anew).
    */
-  put(taskId: string, id: string, json: string, max: number): PutVerdict {
+  put(taskId: string, id: string, json: string, max: number, progress = false): PutVerdict {
     if (!this.get(taskId, id)) {
       const held = this.#held().get({ taskId })?.n ?? 0;
       if (held >= max) return { kind: "full", held };
     }
-    this.#put().run({ taskId, id, json, at: this.now() });
+    this.#put().run({ taskId, id, json, at: this.now(), progress: progress ? 1 : 0 });
     return { kind: "stored" };
   }
 

@@ -77,6 +77,8 @@ export const pushConfigs = sqliteTable(
     id: text("id").notNull(),
     configJson: text("config_json").notNull(),
     createdAt: integer("created_at").notNull(),
+    /** 1 when the request that set it activated progress: it is sent progress events (docs/protocol.md "Progress"). */
+    progress: integer("progress").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.taskId, t.id] })],
 );
@@ -293,7 +295,7 @@ export const taskEvents = sqliteTable(
     id: integer("id").primaryKey({ autoIncrement: true }),
     taskId: text("task_id").notNull(),
     seq: integer("seq").notNull(),
-    /** `status` | `artifact` */
+    /** `status` | `artifact` | `progress` (a working status that only streams and configs activating progress are sent) */
     kind: text("kind").notNull(),
     eventJson: text("event_json").notNull(),
     createdAt: integer("created_at").notNull(),

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, max, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, max, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { eqParam } from "./eq-param.js";
 import { onFirstUse } from "./on-first-use.js";
@@ -6,9 +6,12 @@ import { taskEvents } from "./schema.js";
 
 export type TaskEventRow = typeof taskEvents.$inferSelect;
 
-/** An event to record, serialized by the caller. */
+/**
+ * An event to record, serialized by the caller. `progress`: a working status
+ * sent only to streams and push configs that activated progress (docs/protocol.md "Progress").
+ */
 export interface NewTaskEvent {
-  kind: "status" | "artifact";
+  kind: "status" | "artifact" | "progress";
   json: string;
 }
 
@@ -108,6 +111,17 @@ export class TaskEventLog {
   /** The task's event `seq`. */
   at(taskId: string, seq: number): TaskEventRow | undefined {
     return this.#at().get({ taskId, seq });
+  }
+
+  /** How many events of `kind` the task has. */
+  count(taskId: string, kind: NewTaskEvent["kind"]): number {
+    return (
+      this.db
+        .select({ n: count() })
+        .from(taskEvents)
+        .where(and(eq(taskEvents.taskId, taskId), eq(taskEvents.kind, kind)))
+        .get()?.n ?? 0
+    );
   }
 
   /** The task's latest event of `kind`. */

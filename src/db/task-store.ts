@@ -38,6 +38,13 @@ export interface NewTask extends TaskWrite {
   fingerprint?: string;
 }
 
+/** A task's first push config: its id, its document, and whether the request that set it activated progress. */
+export interface NewPushConfig {
+  id: string;
+  json: string;
+  progress?: boolean;
+}
+
 /** A guarded write's verdict: written, or refused because the stored task is final or absent. */
 export type WriteVerdict = { kind: "written" } | { kind: "final"; row: TaskRow } | { kind: "missing" };
 
@@ -90,6 +97,14 @@ export class TaskStore {
       .returning({ id: tasks.id })
       .prepare(),
   );
+  readonly #restate = onFirstUse(() =>
+    this.db
+      .update(tasks)
+      .set({ statusAt: sql`${sql.placeholder("statusAt")}`, taskJson: sql`${sql.placeholder("json")}` })
+      .where(and(eq(tasks.id, sql.placeholder("id")), eq(tasks.state, sql.placeholder("state"))))
+      .returning({ id: tasks.id })
+      .prepare(),
+  );
   readonly #annotate = onFirstUse(() =>
     this.db
       .update(tasks)
@@ -121,7 +136,13 @@ export class TaskStore {
   readonly #insertPushConfig = onFirstUse(() =>
     this.db
       .insert(pushConfigs)
-      .values({ taskId: sql.placeholder("taskId"), id: sql.placeholder("id"), configJson: sql.placeholder("json"), createdAt: sql.placeholder("at") })
+      .values({
+        taskId: sql.placeholder("taskId"),
+        id: sql.placeholder("id"),
+        configJson: sql.placeholder("json"),
+        createdAt: sql.placeholder("at"),
+        progress: sql.placeholder("progress"),
+      })
       .prepare(),
   );
 
@@ -135,7 +156,7 @@ export class TaskStore {
   }
 
   /** Inserts a new task, its `messageId` record, and its first push config if it has one, in one transaction. */
-  insert(task: NewTask, pushConfig?: { id: string; json: string }): void {
+  insert(task: NewTask, pushConfig?: NewPushConfig): void {
     const at = this.now();
     this.db.transaction(() => {
       this.#insertTask().run({
@@ -148,7 +169,7 @@ export class TaskStore {
         json: task.json,
       });
       this.#accept().run({ messageId: task.messageId, taskId: task.id, at, fingerprint: task.fingerprint ?? null });
-      if (pushConfig) this.#insertPushConfig().run({ taskId: task.id, id: pushConfig.id, json: pushConfig.json, at });
+      if (pushConfig) this.#insertPushConfig().run({ taskId: task.id, id: pushConfig.id, json: pushConfig.json, at, progress: pushConfig.progress ? 1 : 0 });
     });
   }
 
@@ -157,6 +178,11 @@ export class TaskStore {
     if (this.#rewrite().get({ id: task.id, state: task.state, statusAt: task.statusAt, json: task.json })) return { kind: "written" };
     const row = this.get(task.id);
     return row ? { kind: "final", row } : { kind: "missing" };
+  }
+
+  /** Replaces the document of a task still in `task.state` (its status news, the state unchanged); false when it is not (any more). */
+  restate(task: TaskWrite): boolean {
+    return this.#restate().get({ id: task.id, state: task.state, statusAt: task.statusAt, json: task.json }) !== undefined;
   }
 
   /**

@@ -1,5 +1,5 @@
 import { invalidParams, quotaExceeded, taskNotFound, unsupportedOperation, type RpcError } from "../a2a/errors.js";
-import { isTerminalName } from "../a2a/task-state.js";
+import { isInterruptedName, isTerminalName } from "../a2a/task-state.js";
 import { newTrace } from "../a2a/trace-context.js";
 import { accepted, messageFingerprint, settle, turnInstanceId } from "../boundary/index.js";
 import type { BeginTask, Begun, MessageJson, Replied, TaskJson, TurnParams, TurnToStart, Verdict } from "../boundary/index.js";
@@ -13,7 +13,7 @@ import type { ObjectParts } from "./lifecycle.js";
 import { withConfigIds } from "./push-config-ids.js";
 import { hasConfig, putConfig } from "./push-configs.js";
 import type { Streams } from "./streams.js";
-import { insertTask, isInterrupted, writeStatus } from "./task-events.js";
+import { insertTask, writeStatus } from "./task-events.js";
 import { shapeTask, submittedTask } from "./task-wire.js";
 import { redeliver, wake } from "./turn-workflows.js";
 
@@ -76,7 +76,7 @@ function decideAccept(
     assertSameMessage(record.fingerprint, fingerprint, messageId);
     let queued: string | undefined;
     if (input.pushConfig && !hasConfig(db, existing.id, input.pushConfig)) {
-      queued = queueRedelivery(db, existing.id, putConfig(db, existing.id, input.pushConfig).id) ? existing.id : undefined;
+      queued = queueRedelivery(db, existing.id, putConfig(db, existing.id, input.pushConfig, input.progress).id) ? existing.id : undefined;
     }
     const open = db.turns.get(existing.id);
     const task = shapeTask(taskOf(existing), { historyLength: input.historyLength, includeArtifacts: true });
@@ -102,7 +102,8 @@ function decideAccept(
   const ids = { id: crypto.randomUUID(), contextId: input.message.contextId || crypto.randomUUID(), traceId: trace.traceId };
   const task = submittedTask(input.message, ids, rules.now, input.acceptedOutputModes);
   const pushConfig = input.pushConfig && withConfigIds(input.pushConfig, task.id);
-  insertTask(db, task, rules.now, { messageId, contextId: task.contextId, fingerprint }, pushConfig && { id: pushConfig.id, json: JSON.stringify(pushConfig) });
+  const config = pushConfig && { id: pushConfig.id, json: JSON.stringify(pushConfig), progress: input.progress };
+  insertTask(db, task, rules.now, { messageId, contextId: task.contextId, fingerprint }, config);
   const params: TurnParams = {
     tenant: input.tenant,
     agentId: send.agentId,
@@ -128,7 +129,7 @@ function overCap(db: AgentDB, rules: AcceptRules): { refused: RpcError; happened
   const open = { running: 0, parked: 0, delivering: 0 };
   for (const { state, n } of db.turns.byTaskState()) {
     if (isTerminalName(state)) open.delivering += n;
-    else if (isInterrupted(state)) open.parked += n;
+    else if (isInterruptedName(state)) open.parked += n;
     else open.running += n;
   }
   const caps = [

@@ -1,5 +1,6 @@
 import type { TaskEventRow } from "../db/task-event-log.js";
-import { endsWait, stateOfEvent } from "./task-events.js";
+import { endsWait } from "../a2a/task-state.js";
+import { stateOfEvent } from "./task-events.js";
 
 /** Something in this instance following a task's events: a stream or a blocking send. */
 export interface EventListener {

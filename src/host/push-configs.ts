@@ -17,10 +17,10 @@ export function hasConfig(db: AgentDB, taskId: string, config: PushConfigJson): 
   return configsOf(db, taskId).some((stored) => (config.id ? stored.id === config.id && same(stored, config) : same(stored, config)));
 }
 
-/** Stores a config on a task (replacing one with its id); -32602 past the per-task cap. */
-export function putConfig(db: AgentDB, taskId: string, config: PushConfigJson): PushConfigJson & { id: string } {
+/** Stores a config on a task (replacing one with its id; `progress`: it is sent progress events); -32602 past the per-task cap. */
+export function putConfig(db: AgentDB, taskId: string, config: PushConfigJson, progress?: boolean): PushConfigJson & { id: string } {
   const stored = withConfigIds(config, taskId);
-  const put = db.pushConfigs.put(taskId, stored.id, JSON.stringify(stored), MAX_PUSH_CONFIGS_PER_TASK);
+  const put = db.pushConfigs.put(taskId, stored.id, JSON.stringify(stored), MAX_PUSH_CONFIGS_PER_TASK, progress);
   if (put.kind === "full") {
     throw invalidParams(
       `Task ${JSON.stringify(taskId)} already has ${put.held} push configs, the most one task may have (${MAX_PUSH_CONFIGS_PER_TASK}): delete one or replace one by its id`,
@@ -38,7 +38,7 @@ export class PushConfigs {
     origin.learn(from.origin);
     let queued = false;
     const verdict = this.#onTask(taskId, () => {
-      const stored = putConfig(db, taskId, config);
+      const stored = putConfig(db, taskId, config, from.progress);
       queued = queueRedelivery(db, taskId, stored.id);
       return stored;
     });

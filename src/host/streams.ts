@@ -1,4 +1,5 @@
 import { invalidParams, quotaExceeded, taskNotFound, unsupportedOperation } from "../a2a/errors.js";
+import { endsWait } from "../a2a/task-state.js";
 import { accepted, eventLine, refused, settle } from "../boundary/index.js";
 import type { EventLines, StreamEventJson, StreamQuery, TaskJson, TaskQuery, Verdict } from "../boundary/index.js";
 import type { TaskEventRow } from "../db/task-event-log.js";
@@ -6,7 +7,7 @@ import type { EventHub } from "./event-hub.js";
 import { taskOf } from "../boundary/task-status.js";
 import type { ObjectParts } from "./lifecycle.js";
 import { foldArtifacts } from "../round/artifacts.js";
-import { endsWait, stateOfEvent } from "./task-events.js";
+import { stateOfEvent } from "./task-events.js";
 import { getTask } from "./tasks.js";
 import { shapeTask } from "./task-wire.js";
 
@@ -54,9 +55,11 @@ export class Streams {
         const written = foldArtifacts(db.events.ofKind(query.taskId, "artifact"));
         if (written.length) task.artifacts = [...(task.artifacts ?? []), ...written];
       }
-      const replay = query.afterSeq === undefined ? [] : db.events.after(query.taskId, query.afterSeq);
+      // Progress events only to a stream whose request activated progress; the snapshot shows the latest to all.
+      const carries = (row: TaskEventRow) => query.progress === true || row.kind !== "progress";
+      const replay = query.afterSeq === undefined ? [] : db.events.after(query.taskId, query.afterSeq).filter(carries);
       const snapshot = { seq: query.afterSeq ?? latest, event: { task } };
-      return taskStream({ hub, taskId: query.taskId, snapshot, replay, endAfterReplay: terminal });
+      return taskStream({ hub, taskId: query.taskId, snapshot, replay, endAfterReplay: terminal, carries });
     });
   }
 
@@ -98,6 +101,8 @@ interface TaskStreamOptions {
   replay: readonly TaskEventRow[];
   /** Ends the stream after the replay (a terminal task replayed from `Last-Event-ID`). */
   endAfterReplay: boolean;
+  /** Which live events the stream carries (it skips the others' `seq`). */
+  carries: (row: TaskEventRow) => boolean;
 }
 
 /**
@@ -138,7 +143,7 @@ function taskStream(options: TaskStreamOptions): { streamId: string; lines: Even
       stop = hub.listen(options.taskId, {
         follows: true,
         deliver(row) {
-          if (row.seq <= last) return;
+          if (row.seq <= last || !options.carries(row)) return;
           last = row.seq;
           controller.enqueue(line(row.seq, row.eventJson));
           const state = stateOfEvent(row);

@@ -312,8 +312,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
 
   // ── the turn Workflow's calls (TurnObject) ───────────────────────────────
 
-  runTurn(taskId: string, origin: string, round: number, instanceId: string) {
-    return this.#call((core) => core.turns.run(taskId, origin, round, instanceId));
+  runTurn(taskId: string, origin: string, round: number, instanceId: string, held?: string[]) {
+    return this.#call((core) => core.turns.run(taskId, origin, round, instanceId, held));
   }
   endUnfinished(taskId: string) {
     return this.#call((core) => core.turns.endUnfinished(taskId));

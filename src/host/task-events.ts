@@ -1,4 +1,3 @@
-import { isTerminalName } from "../a2a/task-state.js";
 import type { ArtifactJson, ArtifactUpdateJson, StatusUpdateJson, StreamEventJson, TaskJson } from "../boundary/index.js";
 import type { AgentDB, StatusWriteVerdict } from "../db/agent-db.js";
 import type { TaskEventRow } from "../db/task-event-log.js";
@@ -6,18 +5,9 @@ import type { NewTask } from "../db/task-store.js";
 import { toWrite } from "./task-wire.js";
 
 // A task's events, written here and nowhere else: every status change is
-// written with its event (the streams' and pushes' `seq`), and an artifact's
-// chunks (src/round/artifacts.ts) are events of their own. See
-// docs/protocol.md "Events, streams and pushes".
-
-/** States a stream (and a blocking send) ends at besides the terminal ones: the task waits for its caller. */
-const INTERRUPTED = new Set(["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"]);
-
-/** Whether a task in `state` waits for its caller (a human's answer). */
-export const isInterrupted = (state: string) => INTERRUPTED.has(state);
-
-/** Whether a task in `state` ends a stream or a blocking wait. */
-export const endsWait = (state: string) => isTerminalName(state) || INTERRUPTED.has(state);
+// written with its event (the streams' and pushes' `seq`); an artifact's
+// chunks (src/round/artifacts.ts) and a round's progress (src/round/progress)
+// are events of their own. See docs/protocol.md "Events, streams and pushes".
 
 export const statusUpdateOf = (task: TaskJson): StatusUpdateJson => ({ taskId: task.id, contextId: task.contextId, status: task.status });
 
@@ -29,7 +19,7 @@ export function insertTask(
   task: TaskJson,
   now: number,
   extra: Omit<NewTask, keyof ReturnType<typeof toWrite>>,
-  pushConfig?: { id: string; json: string },
+  pushConfig?: { id: string; json: string; progress?: boolean },
 ): void {
   db.insertTask({ ...toWrite(task, now), ...extra }, statusEvent(task), pushConfig);
 }

@@ -16,6 +16,7 @@ import { addedArtifacts } from "../round/artifacts.js";
 import { writeStatus } from "./task-events.js";
 import { terminalTask } from "./task-wire.js";
 import { eventTypeOf, wake } from "./turn-workflows.js";
+import type { TurnContext } from "../round/deps.js";
 
 /** How a turn's round ended, inside the object: a step for the Workflow, the task the round ended on (nothing more to run), or its answer to write. */
 type RoundEnd =
@@ -69,7 +70,7 @@ export class Turns {
     return accepted({ proceed: !this.parts.db.tasks.isFinal(started.state), state: started.state });
   }
 
-  async run(taskId: string, origin: string, round: number, instanceId: string): Promise<Verdict<TurnStep>> {
+  async run(taskId: string, origin: string, round: number, instanceId: string, held?: string[]): Promise<Verdict<TurnStep>> {
     this.parts.origin.learn(origin);
     // The turn's lease: a run in progress here is joined, never duplicated.
     const running = this.#running.get(taskId);
@@ -93,15 +94,17 @@ export class Turns {
     if (turn?.outcomeJson) return this.#finishRecorded(taskId, instanceId);
     const abort = new AbortController();
     // What the round returns is what the rest of this call works on: the task as the round left it, the write's task and seq.
-    const done = this.#runRound(started.task, round, abort.signal, turn).then((verdict): Verdict<TurnStep> | Promise<Verdict<TurnStep>> => {
-      if (!verdict.ok) return verdict;
-      const end = verdict.value;
-      if (end.kind === "ended") return this.#concluded(taskId, instanceId, { task: taskOf(end.row) });
-      if (end.kind !== "answered") return accepted(end);
-      const written = this.#finish(end.row, end.outcome, turn?.instanceId, end.usage);
-      if (written.kind === "missing") return refused(taskNotFound(taskId));
-      return this.#concluded(taskId, instanceId, written.kind === "written" ? written : { task: taskOf(written.row) });
-    });
+    const done = this.#runRound(started.task, round, abort.signal, { turnId: turn?.instanceId, held, trace: turnTraceOf(turn?.paramsJson) }).then(
+      (verdict): Verdict<TurnStep> | Promise<Verdict<TurnStep>> => {
+        if (!verdict.ok) return verdict;
+        const end = verdict.value;
+        if (end.kind === "ended") return this.#concluded(taskId, instanceId, { task: taskOf(end.row) });
+        if (end.kind !== "answered") return accepted(end);
+        const written = this.#finish(end.row, end.outcome, turn?.instanceId, end.usage);
+        if (written.kind === "missing") return refused(taskNotFound(taskId));
+        return this.#concluded(taskId, instanceId, written.kind === "written" ? written : { task: taskOf(written.row) });
+      },
+    );
     this.#running.set(taskId, { round, instanceId, done, abort });
     try {
       return await done;
@@ -267,16 +270,14 @@ export class Turns {
    * aborted ends with the task as it is; a round that answered recorded its
    * outcome and returns it with the task as it is now, for the terminal write.
    */
-  async #runRound(task: TaskJson, round: number, signal: AbortSignal, turn: TurnRow | undefined): Promise<Verdict<RoundEnd>> {
+  async #runRound(task: TaskJson, round: number, signal: AbortSignal, run: Pick<TurnContext, "turnId" | "held" | "trace">): Promise<Verdict<RoundEnd>> {
     const { db, reports, agent, origin } = this.parts;
     const taskId = task.id;
     const { reportWithinMs } = agent.recovery();
     // The turn's start has just left the turn promising a report: the heartbeat takes over from there.
     const heartbeat = setInterval(() => reports.reported(taskId), Math.max(1_000, reportWithinMs / 3));
     try {
-      const [turnId, trace] = [turn?.instanceId, turnTraceOf(turn?.paramsJson)];
-      const context = { task, text: requestText(task), origin: origin.require(), ...(turnId ? { turnId } : {}), ...(trace ? { trace } : {}) };
-      const step = await agent.runRound(context, round, signal);
+      const step = await agent.runRound({ task, text: requestText(task), origin: origin.require(), ...run }, round, signal);
       const now = db.tasks.get(taskId);
       if (!now) return refused(taskNotFound(taskId));
       if (db.tasks.isFinal(now.state)) return accepted({ kind: "ended", row: now });

@@ -4,6 +4,9 @@ import { credentialedFetch, secretNames } from "./fetch.js";
 import { McpServers, type McpClient, type McpServerConfig, type McpServersOptions } from "./servers.js";
 import { serverTools } from "./tools.js";
 
+/** The MCP servers' plugin's key: its tools' progress trackers are of kind `mcp:` (docs/protocol.md "Progress"). */
+export const MCP_PLUGIN_KEY = "mcp";
+
 /**
  * The MCP servers of an agent's config as a plugin (below), reached through
  * `client` (the object's MCP client) with the credentials `env` holds for
@@ -34,13 +37,13 @@ function mcpPlugin(options: {
   unavailable: (servers: string[]) => string;
 }): AgentPlugin {
   return definePlugin({
-    key: "mcp",
+    key: MCP_PLUGIN_KEY,
     requires: { secrets: [...new Set(options.servers.flatMap(secretNames))] },
     toolFamilies: {
-      mcp: async (ctx) => {
+      mcp: async (context) => {
         const { ready, unavailable } = await options.connections.forTurn();
         return {
-          tools: Object.assign({}, ...ready.map(({ server, tools }) => serverTools(server, tools, options.connections, ctx.trace))),
+          tools: Object.assign({}, ...ready.map(({ server, tools }) => serverTools(server, tools, options.connections, context))),
           note: unavailable.length ? options.unavailable(unavailable) : undefined,
         };
       },

@@ -62,18 +62,26 @@ export class McpServers {
   /**
    * Calls one tool. A session the server no longer knows (404: it never ran
    * the request) reconnects and sends the call once more; any other failure
-   * of the connection marks it dropped, for the next turn to reconnect.
+   * of the connection marks it dropped, for the next turn to reconnect. With
+   * `onProgress` the call asks for the server's progress notifications
+   * (MCP's `progressToken`), each handed on as it comes; with `trace` its
+   * requests are spans of the turn's trace (docs/telemetry.md "Trace context").
    */
-  async call(server: string, tool: string, args: Record<string, unknown>, signal: AbortSignal | undefined, trace?: ToolContext["trace"]): Promise<CallResult> {
+  async call(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+    turn: { onProgress?: (progress: { progress: number; total?: number; message?: string }) => void; trace?: ToolContext["trace"] } = {},
+  ): Promise<CallResult> {
     const state = this.#states.get(server);
     if (!state) throw new Error(`no MCP server ${server}`);
     if (state.status !== "ready") await this.#await(state);
     if (state.status !== "ready") throw new McpUnavailable(server);
+    const { onProgress, trace } = turn;
+    const options = { signal, timeout: this.#options.config.callTimeoutMs, ...(onProgress ? { onprogress: onProgress } : {}) };
     // Its requests carry the turn's trace (credentialedFetch reads it from the call's async context).
-    const send = () =>
-      withCallTrace(trace, () =>
-        this.#client.callTool({ serverId: server, name: tool, arguments: args }, { signal, timeout: this.#options.config.callTimeoutMs }),
-      );
+    const send = () => withCallTrace(trace, () => this.#client.callTool({ serverId: server, name: tool, arguments: args }, options));
     try {
       return await send();
     } catch (error) {

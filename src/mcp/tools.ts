@@ -7,8 +7,18 @@ const MCP_NAME_SEPARATOR = "__";
 /** What a tool name may hold for the model APIs (OpenAI-style function names). */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** One server's tools (already filtered by its config) as AI SDK tools, named `<server>__<tool>`; each needs approval unless the config trusts it. */
-export function serverTools(server: McpServerConfig, listings: readonly McpToolListing[], servers: McpServers, trace?: ToolContext["trace"]): ToolSet {
+/**
+ * One server's tools (already filtered by its config) as AI SDK tools, named
+ * `<server>__<tool>`; each needs approval unless the config trusts it. The
+ * server's progress notifications for a call are its tracker's (`progress`),
+ * and the call's requests join the turn's trace (`trace`).
+ */
+export function serverTools(
+  server: McpServerConfig,
+  listings: readonly McpToolListing[],
+  servers: McpServers,
+  turn: Partial<Pick<ToolContext, "progress" | "trace">> = {},
+): ToolSet {
   const tools: ToolSet = {};
   for (const listing of listings) {
     // The server's name may hold characters a model API refuses (`.`); the call uses its own.
@@ -18,7 +28,8 @@ export function serverTools(server: McpServerConfig, listings: readonly McpToolL
       description: listing.description ?? listing.title ?? listing.name,
       inputSchema: jsonSchema<Record<string, unknown>>(objectSchema(listing.inputSchema)),
       needsApproval: !server.trustedTools.includes(listing.name),
-      execute: async (args, { abortSignal }) => modelView(await servers.call(server.name, listing.name, args, abortSignal, trace)),
+      execute: async (args, { abortSignal }) =>
+        modelView(await servers.call(server.name, listing.name, args, abortSignal, { onProgress: turn.progress, trace: turn.trace })),
     });
   }
   return tools;

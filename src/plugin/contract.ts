@@ -17,9 +17,11 @@ import type { Workspace, WorkspaceBacking, WorkspaceHost } from "./workspace.js"
  * start-up with a sentence instead of failing later. Version 2 typed the
  * subtask recipe (its `env` comes from the plugin's factory) and hands the
  * workspace backing the storage it lives in. Version 3 gives a recipe the
- * metered model call (`RecipeContext.generate`).
+ * metered model call (`RecipeContext.generate`). Version 4 lets a tool report
+ * how far it got (`ToolContext.progress`) and a plugin show its calls'
+ * arguments and results in progress trackers (`AgentPlugin.progress`).
  */
-export const PLUGIN_CONTRACT_VERSION = 3;
+export const PLUGIN_CONTRACT_VERSION = 4;
 export const OLDEST_PLUGIN_CONTRACT = 2;
 
 /** What a plugin's code may reach of the agent that installs it. */
@@ -68,6 +70,22 @@ export interface ToolContext {
    * stable id, otherwise each call is its own occurrence.
    */
   emit(name: string, data: PluginEventData, occurrence?: string): void;
+  /**
+   * Reports how far the tool call running it got, from inside its `execute`:
+   * its tracker's `progress` and `total` (`total` absent: unknown) and a short
+   * `message` of the tool's own, which passes the redactors first
+   * (docs/protocol.md "Progress"). Cheap to call often: updates are coalesced
+   * to at most two a second, and the last one is kept. Outside a call, or in
+   * an agent whose policy has no progress words, it does nothing.
+   */
+  progress(update: ToolProgress): void;
+}
+
+/** How far a tool call got (`ToolContext.progress`). */
+export interface ToolProgress {
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 /**
@@ -190,6 +208,13 @@ export interface AgentPlugin {
    * subtask type, `input` its params, `output` its result or `{ error }`).
    */
   onToolResult?: (event: ToolResultEvent) => unknown | Promise<unknown>;
+  /**
+   * What the trackers of this plugin's tool calls may show besides the
+   * agent's words (docs/protocol.md "Progress"): the call's arguments, its
+   * result, each only after every redactor (`onToolResult`, failing closed: a
+   * redactor that throws shows nothing). Nothing by default.
+   */
+  progress?: { showArguments?: boolean; showResults?: boolean };
   /**
    * Hears every event of the object it runs in (docs/telemetry.md), the
    * plugins' own included, after the log has it. Never awaited by the turn;

@@ -12,6 +12,7 @@ export {
   type ToolContext,
   type ToolFamily,
   type ToolFamilyTurn,
+  type ToolProgress,
   type ToolResultEvent,
   type TurnGateInput,
 } from "./contract.js";

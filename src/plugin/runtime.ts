@@ -44,10 +44,11 @@ export interface AgentRuntime {
   shouldHandleTurn(input: TurnGateInput): Promise<boolean>;
 }
 
-/** A turn's tools from every family, and the families' notes for the model. */
+/** A turn's tools from every family, the families' notes for the model, and which plugin each tool is of. */
 export interface TurnTools {
   tools: ToolSet;
   notes: string[];
+  owners: ReadonlyMap<string, AgentPlugin>;
 }
 
 /** How a turn's tool results are handled beyond redaction. */
@@ -59,8 +60,10 @@ export interface TurnToolOptions {
 }
 
 /** What the turn hands `tools()`: a tool context whose `emit` names the plugin, bound per family. */
-export interface TurnToolContext extends Omit<ToolContext, "emit"> {
+export interface TurnToolContext extends Omit<ToolContext, "emit" | "progress"> {
   emit?: (plugin: string, name: string, data: PluginEventData, occurrence?: string) => void;
+  /** Where a tool's progress goes (the loop's tracker of the call running it); absent: nowhere. */
+  progress?: ToolContext["progress"];
 }
 
 /**
@@ -161,11 +164,16 @@ export function createAgentRuntime<Env extends object>(options: { plugins: Agent
     async tools(context, { cutNote, observe }) {
       const merged: ToolSet = {};
       const notes: string[] = [];
+      const owners = new Map<string, AgentPlugin>();
       // Every family at once: one that waits on a server does not hold up the others.
       const turns = await Promise.all(
         plugins.map((plugin) => {
-          const { emit, ...rest } = context;
-          const own: ToolContext = { ...rest, emit: (name, data, occurrence) => emit?.(plugin.key, name, data, occurrence) };
+          const { emit, progress, ...rest } = context;
+          const own: ToolContext = {
+            ...rest,
+            emit: (name, data, occurrence) => emit?.(plugin.key, name, data, occurrence),
+            progress: (update) => progress?.(update),
+          };
           return Promise.all(Object.values(plugin.toolFamilies ?? {}).map(async (family) => await family(own)));
         }),
       );
@@ -179,10 +187,11 @@ export function createAgentRuntime<Env extends object>(options: { plugins: Agent
               });
             }
             merged[toolName] = tool;
+            owners.set(toolName, plugin);
           }
         }
       }
-      return { tools: redactToolResults(merged, redactors, { cap: { maxBytes: config.tools.maxResultBytes, note: cutNote }, observe }), notes };
+      return { tools: redactToolResults(merged, redactors, { cap: { maxBytes: config.tools.maxResultBytes, note: cutNote }, observe }), notes, owners };
     },
     async onMessagesDisplaced(messages) {
       const results = await Promise.allSettled(listeners.map((l) => Promise.resolve().then(() => l.fn(messages))));

@@ -21,12 +21,16 @@ export interface TurnContext {
   origin: string;
   /** The turn's Workflow instance, which the round's events name. */
   turnId?: string;
+  /** Push configs an earlier push is still pending at: the round's progress is not pushed to them. */
+  held?: readonly string[];
   /**
    * The turn's trace (docs/telemetry.md "Trace context"): the model's and MCP
-   * servers' requests carry it, a new span each, and the round's events name
-   * it. Absent: the turn starts one of its own.
+   * servers' requests and the progress pushes carry it, a new span each, and
+   * the round's events name it; its `tracestate` goes on the pushes only (the
+   * parts of a round join it through `turnTrace`, which leaves that behind).
+   * Absent: the turn starts one of its own.
    */
-  trace?: Pick<TraceContext, "traceId" | "flags">;
+  trace?: TraceContext;
 }
 
 /** What a round of the loop came to, for whoever runs it to act on. */
@@ -50,22 +54,39 @@ export interface LoopEvents {
   emitPlugin(plugin: string, name: string, taskId: string, data: PluginEventData, occurrence: readonly (string | number)[]): void;
 }
 
+/** What a progress push is signed and checked with: the deployment's key and its gatekeepers, read when it goes out. */
+export interface ProgressPushEnv {
+  A2A_SIGNING_KEY?: string;
+  GATEKEEPER_ORIGINS?: string;
+}
+
 /** Runs a delegating round's subtasks (`SubtaskRunner`). */
 export interface RoundSubtasks {
-  /** Hands waiting subtasks their answers, runs the unfinished ones; a question one still waits on, if any. */
-  run(taskId: string, round: number, answers: readonly SubtaskAnswer[]): Promise<SubtaskAsk | undefined>;
+  /** Hands waiting subtasks their answers, runs the unfinished ones; a question one still waits on, if any. `progress` hears them. */
+  run(taskId: string, round: number, answers: readonly SubtaskAnswer[], progress?: SubtaskTracking): Promise<SubtaskAsk | undefined>;
+}
+
+/** Hears a round's subtasks as they run: their progress trackers (docs/protocol.md "Progress"). */
+export interface SubtaskTracking {
+  /** Its subagent starts (or resumes) its recipe. */
+  started(subtaskId: string): void;
+  /** A chunk of its recipe finished: how many have so far, and its name. */
+  chunk(subtaskId: string, done: { name: string; finished: number }): void;
+  /** It ended, after `chunks` chunks (waiting for a human, or canceled, is not an end). */
+  ended(subtaskId: string, status: "completed" | "failed", chunks: number): void;
 }
 
 /** Everything a round needs, handed in by whoever runs it. */
 export interface LoopDeps {
   /** The stores a round reads and writes: the conversation, the tool journal, requests to a human, rounds and subtasks, usage, the task and its events. */
-  db: Pick<AgentDB, "conversations" | "toolCalls" | "hitl" | "subtasks" | "usage" | "tasks" | "events">;
+  db: Pick<AgentDB, "conversations" | "toolCalls" | "hitl" | "subtasks" | "usage" | "tasks" | "events" | "pushConfigs" | "writeProgress">;
   config: AgentConfig;
   policy: AgentPolicy;
   runtime: AgentRuntime;
   /** The system prompt. */
   soul: string;
-  env: ModelEnv;
+  /** The models' environment, and what progress pushes are signed and checked with. */
+  env: ModelEnv & ProgressPushEnv;
   models?: ModelChoice[];
   events: LoopEvents;
   /** Values no log line may carry (docs/telemetry.md): a model's error can quote its API key. */

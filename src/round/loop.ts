@@ -23,6 +23,7 @@ import { ASK_USER_TOOL, askUserTool, pendingTarget, requestBody, takeAnswers, ty
 import { exposeTools } from "./tools/exposure.js";
 import { schemasOnce } from "./tools/schemas.js";
 import { journaled } from "./tools/journaling.js";
+import type { TurnProgress } from "./progress/turn-progress.js";
 import { userContent } from "./user-content.js";
 
 export interface RoundInput {
@@ -57,6 +58,8 @@ export interface RoundInput {
   answer?: AnswerStream;
   /** Hears the round's model exchange and tool calls (the agent's events and usage). */
   observer?: RoundObserver;
+  /** The round's progress trackers (docs/protocol.md "Progress"); absent, it reports none. */
+  progress?: TurnProgress;
   /** Tokens the turn's model calls (its subtasks' included) spent before this exchange: `turn.maxTokensPerTurn` holds them too. */
   spentTokens?: number;
   /** Where the plugins' own events go (`ToolContext.emit`). */
@@ -157,7 +160,15 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
   const observe: ToolCallObserver = (callOptions, verdict) => {
     if (typeof callOptions === "object" && callOptions !== null) verdicts.set(callOptions, verdict);
   };
-  const family = { taskId, origin: input.origin, signal: input.signal, addArtifact: input.addArtifact, emit: input.emit, trace: input.trace };
+  const family = {
+    taskId,
+    origin: input.origin,
+    signal: input.signal,
+    addArtifact: input.addArtifact,
+    emit: input.emit,
+    trace: input.trace,
+    ...(input.progress ? { progress: input.progress.toolProgress } : {}),
+  };
   const turnTools = await runtime.tools(family, { cutNote: policy.messages.toolResultCut, observe });
   const pluginTools: ToolSet = {};
   for (const [name, tool] of Object.entries(turnTools.tools)) {
@@ -182,8 +193,11 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
   });
   // Fresh for each model tried: the fallback's calls line up with the journal from the start, as a retry's do.
   const sent = schemasOnce(offered);
+  // Inside the journal: a call it answers was not work now, and has no tracker.
+  const errored = (callOptions: unknown) => typeof callOptions === "object" && callOptions !== null && verdicts.get(callOptions)?.errored === true;
+  const tracked = input.progress ? input.progress.tools(sent, turnTools.owners, errored) : sent;
   const tools = () =>
-    journaled(sent, {
+    journaled(tracked, {
       journal: input.journal,
       taskId,
       point,

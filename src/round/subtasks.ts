@@ -1,13 +1,22 @@
 import type { Agent, DynamicAgentClass } from "agents";
 import type { AgentConfig } from "../agent/config.js";
-import { turnTraceOf, type SubagentObject, type SubtaskBudget, type SubtaskModelCall, type SubtaskQuestion, type SubtaskRunResult } from "../boundary/index.js";
+import {
+  turnTraceOf,
+  type SubagentObject,
+  type SubtaskBudget,
+  type SubtaskChunk,
+  type SubtaskModelCall,
+  type SubtaskQuestion,
+  type SubtaskRunResult,
+  type SubtaskSpec,
+} from "../boundary/index.js";
 import type { AgentDB } from "../db/agent-db.js";
 import type { SubtaskRow } from "../db/subtask-store.js";
 import { tokensOf } from "../db/usage-store.js";
 import type { RecipeSubagentBase } from "../subagent/recipe-subagent.js";
 import { runBounded } from "./bounded.js";
 import type { SubtaskAnswer, SubtaskAsk } from "./hitl/index.js";
-import type { LoopEvents } from "./deps.js";
+import type { LoopEvents, SubtaskTracking } from "./deps.js";
 
 /** A class extending `RecipeSubagentBase`, exported from the Worker under its own name so the runtime can make facets of it. */
 export type SubagentClass<Env extends Cloudflare.Env> = DynamicAgentClass<RecipeSubagentBase<Env>>;
@@ -68,7 +77,7 @@ export class SubtaskRunner {
    * waiting ones the answers to their questions; resolves to a question a
    * subtask still waits on, if any (the task parks on it).
    */
-  async run(taskId: string, round: number, answers: readonly SubtaskAnswer[]): Promise<SubtaskAsk | undefined> {
+  async run(taskId: string, round: number, answers: readonly SubtaskAnswer[], progress?: SubtaskTracking): Promise<SubtaskAsk | undefined> {
     const { db, config, facets } = this.deps;
     const rows = db.subtasks.ofRound(taskId, round).filter((row) => row.status === "pending" || row.status === "running" || row.status === "waiting");
     // Answers go to the subagents still waiting (recording one is idempotent there): their next run's `ask` returns it.
@@ -82,7 +91,7 @@ export class SubtaskRunner {
       rows,
       config.rounds.maxParallel,
       async (row) => {
-        const question = await this.#runSubtask(taskId, row);
+        const question = await this.#runSubtask(taskId, row, progress);
         if (question) asks.push({ subtaskId: row.id, question });
       },
       canceled,
@@ -112,16 +121,17 @@ export class SubtaskRunner {
     for (const id of subtaskIds) if (this.deps.facets.has(id)) await this.#delete(id);
   }
 
-  async #runSubtask(taskId: string, row: SubtaskRow): Promise<SubtaskQuestion | undefined> {
+  async #runSubtask(taskId: string, row: SubtaskRow, progress: SubtaskTracking | undefined): Promise<SubtaskQuestion | undefined> {
     const store = this.deps.db.subtasks;
     if (store.mark(row.id, "running") && row.status === "pending") {
       this.deps.events.emit("subtask.started", taskId, { round: row.round, subtaskId: row.id, type: row.type }, ["subtask started", row.id]);
     }
+    progress?.started(row.id);
     // The subtask heartbeats while its subagent works, so a stale "running" row tells a crash from a slow recipe.
     const heartbeat = setInterval(() => store.touch(row.id), SUBTASK_HEARTBEAT_MS);
     let question: SubtaskQuestion | undefined;
     try {
-      question = await this.#runInSubagent(taskId, row);
+      question = await this.#runInSubagent(taskId, row, progress);
     } finally {
       clearInterval(heartbeat);
     }
@@ -136,10 +146,18 @@ export class SubtaskRunner {
     return this.deps.facets.delete(id).catch((error: unknown) => console.warn(`subagent ${id}: could not be deleted`, error));
   }
 
-  async #runInSubagent(taskId: string, row: SubtaskRow): Promise<SubtaskQuestion | undefined> {
+  async #runInSubagent(taskId: string, row: SubtaskRow, progress: SubtaskTracking | undefined): Promise<SubtaskQuestion | undefined> {
     const store = this.deps.db.subtasks;
     let result: SubtaskRunResult | undefined;
     let lastError = "";
+    // The subagent tells each chunk of its recipe as it finishes (a function over RPC): the subtask's tracker.
+    let chunks = 0;
+    const onChunk = progress
+      ? (done: SubtaskChunk) => {
+          chunks = done.finished;
+          progress.chunk(row.id, done);
+        }
+      : undefined;
     // Whether a subagent was ever made for it: a subtask none could be made for did not start.
     let started = false;
     for (let attempt = 1; attempt <= SUBAGENT_ATTEMPTS && !result; attempt++) {
@@ -155,16 +173,19 @@ export class SubtaskRunner {
       }
       started = true;
       try {
-        const verdict = await subagent.runSubtask({
-          subtaskId: row.id,
-          taskId,
-          type: row.type,
-          params: JSON.parse(row.paramsJson),
-          fingerprint: row.fingerprint,
-          workspace: this.deps.config.workspace,
-          budget: this.#budgetOf(taskId, row.id),
-          trace: turnTraceOf(this.deps.db.turns.get(taskId)?.paramsJson),
-        });
+        const verdict = await subagent.runSubtask(
+          {
+            subtaskId: row.id,
+            taskId,
+            type: row.type,
+            params: JSON.parse(row.paramsJson),
+            fingerprint: row.fingerprint,
+            workspace: this.deps.config.workspace,
+            budget: this.#budgetOf(taskId, row.id),
+            trace: this.#traceOf(taskId),
+          },
+          onChunk,
+        );
         if (!verdict.ok) {
           // It ran something else under this name: trying again cannot help.
           lastError = verdict.error.message;
@@ -191,6 +212,7 @@ export class SubtaskRunner {
         : result.status === "failed"
           ? store.mark(row.id, "failed", { error: result.error }) && "failed"
           : store.mark(row.id, "canceled") && "canceled";
+    if (ended === "done" || ended === "failed") progress?.ended(row.id, ended === "done" ? "completed" : "failed", chunks);
     // Only the write that settled it reports it: a replayed run finds it settled.
     if (ended) {
       this.deps.events.emit(
@@ -201,6 +223,12 @@ export class SubtaskRunner {
       );
     }
     return undefined;
+  }
+
+  /** The parent turn's trace, as a subagent joins it: its id and flags (the caller's `tracestate` goes only on pushes). */
+  #traceOf(taskId: string): SubtaskSpec["trace"] {
+    const trace = turnTraceOf(this.deps.db.turns.get(taskId)?.paramsJson);
+    return trace && { traceId: trace.traceId, flags: trace.flags };
   }
 
   /** What the subtask's calls may still spend, as this object has counted so far. */

@@ -6,6 +6,7 @@ import { ANSWER_ARTIFACT, addArtifact } from "./artifacts.js";
 import type { LoopDeps, RoundStep, TurnContext } from "./deps.js";
 import { subtaskAnswers, subtaskRequest } from "./hitl/index.js";
 import { runRound, type RoundObserver } from "./loop.js";
+import { TurnProgress } from "./progress/turn-progress.js";
 
 /**
  * One round of a turn, the same for every agent, as a plain function of what
@@ -14,11 +15,49 @@ import { runRound, type RoundObserver } from "./loop.js";
  * events, then, for a round that delegated, its subtasks (`deps.subtasks`)
  * and the progress line. `signal` aborts when the task is canceled.
  */
-export async function runTurn(deps: LoopDeps, turn: TurnContext, round: number, signal: AbortSignal): Promise<RoundStep> {
-  const { db, config, policy, events } = deps;
-  const taskId = turn.task.id;
+export async function runTurn(deps: LoopDeps, given: TurnContext, round: number, signal: AbortSignal): Promise<RoundStep> {
+  const { config, policy } = deps;
+  const turn = given.trace ? given : { ...given, trace: newTrace() };
   // No round past the budget: a turn still going there ends, failed, in the agent's words.
   if (round > config.rounds.maxRounds) return { kind: "done", outcome: { state: "TASK_STATE_FAILED", text: policy.messages.unfinished } };
+  // Progress only for an agent with the words for it (docs/protocol.md "Progress").
+  const words = policy.progress;
+  const progress =
+    words &&
+    new TurnProgress({
+      db: deps.db,
+      words,
+      taskId: turn.task.id,
+      round,
+      origin: turn.origin,
+      env: deps.env,
+      events: deps.events,
+      redact: (event) => deps.runtime.redact(event),
+      secrets: deps.secrets,
+      ...(turn.held ? { held: turn.held } : {}),
+      trace: turn.trace,
+    });
+  let step: RoundStep | undefined;
+  try {
+    step = await runRoundOf(deps, turn, round, signal, progress);
+    return step;
+  } finally {
+    // Before whoever runs the round writes what it came to: the last progress, and its pushes, come first.
+    await progress?.finish(roundEnd(step));
+  }
+}
+
+/** How a round's progress ends (`TurnProgress.finish`): a canceled round (or one that threw) writes nothing more. */
+function roundEnd(step: RoundStep | undefined): "completed" | "failed" | "paused" | "stopped" {
+  if (step?.kind === "continue") return "completed";
+  if (step?.kind === "done") return step.outcome.state === "TASK_STATE_COMPLETED" ? "completed" : "failed";
+  return step?.kind === "ask" ? "paused" : "stopped";
+}
+
+/** The round itself (`runTurn`), its work heard by `progress`. */
+async function runRoundOf(deps: LoopDeps, turn: TurnContext, round: number, signal: AbortSignal, progress: TurnProgress | undefined): Promise<RoundStep> {
+  const { db, config, policy, events } = deps;
+  const taskId = turn.task.id;
   const begun = Date.now();
   const trace = turnTrace(turn.trace ?? newTrace());
   const about = { contextId: turn.task.contextId, turnId: turn.turnId, traceId: trace.traceId };
@@ -47,6 +86,7 @@ export async function runTurn(deps: LoopDeps, turn: TurnContext, round: number, 
       () => deps.streamFollows(taskId),
     ),
     observer: observerOf(deps, taskId, round, about),
+    progress,
     spentTokens: tokensOf(db.usage.ofTurn(taskId)),
     emit: (plugin, name, data, occurrence) =>
       events.emitPlugin(plugin, name, taskId, data, occurrence === undefined ? [crypto.randomUUID()] : ["plugin", occurrence]),
@@ -60,7 +100,7 @@ export async function runTurn(deps: LoopDeps, turn: TurnContext, round: number, 
   }
   if (result.kind === "answer") return { kind: "done", outcome: { state: result.state, text: result.text } };
   if (result.kind === "ask" || result.kind === "canceled") return result;
-  const asked = await deps.subtasks?.run(taskId, round, subtaskAnswers(db.hitl, taskId, round));
+  const asked = await deps.subtasks?.run(taskId, round, subtaskAnswers(db.hitl, taskId, round), progress);
   if (signal.aborted) return { kind: "canceled" };
   if (asked) return { kind: "ask", ...subtaskRequest(asked.subtaskId, asked.question) };
   const rows = db.subtasks.ofRound(taskId, round);
@@ -72,11 +112,11 @@ export async function runTurn(deps: LoopDeps, turn: TurnContext, round: number, 
     const text = policy.rounds?.notStarted({ round, subtasks: rows.length, error }) ?? policy.messages.unfinished;
     return { kind: "done", outcome: { state: "TASK_STATE_FAILED", text } };
   }
-  const progress = policy.rounds?.progress;
+  const line = policy.rounds?.progress;
   return {
     kind: "continue",
-    text: progress
-      ? progress({
+    text: line
+      ? line({
           round,
           subtasks: rows.length,
           done: rows.filter((r) => r.status === "done").length,

@@ -1,5 +1,5 @@
 import { Agent } from "agents";
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, count, eq } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { turnTrace } from "../a2a/trace-context.js";
 import { resolveConfig, type AgentConfigInput } from "../agent/config.js";
@@ -12,6 +12,7 @@ import {
   type HumanAnswer,
   type SubagentObject,
   type SubagentRefusal,
+  type SubtaskChunk,
   type SubtaskModelCall,
   type SubtaskOutcome,
   type SubtaskRunResult,
@@ -37,6 +38,8 @@ import { SUBAGENT_DDL, recipeAnswers, recipeCalls, recipeChunks, recipeRun } fro
  */
 export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare.Env> extends Agent<Env> implements SubagentObject {
   readonly #db: DrizzleSqliteDODatabase;
+  /** Who hears the run's chunks finish (the parent's progress): best effort, its failure ignored. */
+  #onChunk: ((chunk: SubtaskChunk) => void) | undefined;
   /** The run in progress in this instance: its lease. A second call joins it. */
   #running: { fingerprint: string; done: Promise<Verdict<SubtaskRunResult, SubagentRefusal>> } | undefined;
 
@@ -56,9 +59,10 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
     return {};
   }
 
-  async runSubtask(spec: SubtaskSpec): Promise<Verdict<SubtaskRunResult, SubagentRefusal>> {
+  async runSubtask(spec: SubtaskSpec, onChunk?: (chunk: SubtaskChunk) => void): Promise<Verdict<SubtaskRunResult, SubagentRefusal>> {
     const running = this.#running;
     if (running && running.fingerprint === spec.fingerprint) return running.done;
+    this.#onChunk = onChunk;
     const done = this.#run(spec);
     this.#running = { fingerprint: spec.fingerprint, done };
     try {
@@ -200,6 +204,14 @@ export abstract class RecipeSubagentBase<Env extends Cloudflare.Env = Cloudflare
       .onConflictDoNothing()
       .run();
     const stored = this.#db.select().from(recipeChunks).where(eq(recipeChunks.name, name)).get();
+    const tell = this.#onChunk;
+    if (tell) {
+      const finished = this.#db.select({ n: count() }).from(recipeChunks).get()?.n ?? 0;
+      // Awaited, so the parent hears it before the result; a parent gone (or a stub released) must not fail the recipe.
+      await Promise.resolve()
+        .then(() => tell({ name, finished }))
+        .catch(() => undefined);
+    }
     return stored ? (JSON.parse(stored.resultJson) as T) : result;
   }
 

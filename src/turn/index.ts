@@ -1,2 +1,2 @@
-export { classifyPushStatus, deliverPush, type PushAttempt } from "./push-delivery.js";
+export { classifyPushStatus, deliverPush, type PushAttempt } from "../a2a/push-delivery.js";
 export { TurnWorkflowBase } from "./turn-workflow.js";

@@ -2,7 +2,7 @@ import type { WorkflowStepConfig } from "cloudflare:workers";
 import type { DeadLetter, TurnParams, TurnStep } from "../boundary/index.js";
 import type { EventScope } from "../telemetry/index.js";
 import { retriesAfter, type PushSchedule } from "./delivery-schedule.js";
-import type { PushAttempt } from "./push-delivery.js";
+import type { PushAttempt } from "../a2a/push-delivery.js";
 
 // What the turn Workflow's steps record, and how each step is retried. The
 // engine keeps a finished step's result and hands it back when an instance
@@ -63,9 +63,9 @@ export interface AskTry {
 export const RUN_STEP: WorkflowStepConfig = { retries: { limit: 2, delay: "5 seconds", backoff: "exponential" }, timeout: "10 minutes" };
 /** One push attempt; its retries are for the object or the isolate failing, the gatekeeper's refusals are scheduled (delivery-schedule.ts). */
 export const ATTEMPT_STEP: WorkflowStepConfig = { retries: { limit: 3, delay: "2 seconds", backoff: "exponential" }, timeout: "30 seconds" };
-/** A round of attempts to several configs in one step (a request's push): each attempt gives up after 15 s (push-delivery.ts). */
+/** A round of attempts to several configs in one step (a request's push): each attempt gives up after 15 s (src/a2a/push-delivery.ts). */
 export const DELIVERY_STEP: WorkflowStepConfig = { retries: { limit: 3, delay: "2 seconds", backoff: "exponential" }, timeout: "10 minutes" };
-/** An attempt's fetch gives up after 15 s (push-delivery.ts); the object allows that much past a wait. */
+/** An attempt's fetch gives up after 15 s (src/a2a/push-delivery.ts); the object allows that much past a wait. */
 export const ATTEMPT_TIMEOUT_MS = 30_000;
 /**
  * A progress push is best effort: one attempt, and its failure is swallowed. A push it supersedes gets

@@ -16,7 +16,7 @@ import type {
   Verdict,
 } from "../boundary/index.js";
 import { pushSchedule, waitAfter, type PushSchedule } from "./delivery-schedule.js";
-import { deliverPush } from "./push-delivery.js";
+import { deliverPush } from "../a2a/push-delivery.js";
 import { analyticsSink, jsonLogSink, Telemetry, type AnalyticsDataset } from "../telemetry/index.js";
 import {
   ATTEMPT_STEP,
@@ -155,13 +155,14 @@ export abstract class TurnWorkflowBase<
    * One round in the caller's object; a round that finished the turn makes
    * the first push to each config in the same step, as the terminal write
    * built it (no step, no read between the write and the push), after the
-   * last attempt of a request's push still `pending`. A crash after a push
+   * last attempt of a request's push still `pending` (the round's progress
+   * skips its configs: a later event never precedes it). A crash after a push
    * and before the step is recorded runs the step again: the object answers
    * from the recorded outcome and the push goes out again, with the same
    * `seq` (at least once).
    */
   async #runRound(agent: () => TurnObject, turn: RunningTurn, round: number, pending: Pending | undefined): Promise<Verdict<RunStep>> {
-    const ran = await agent().runTurn(turn.taskId, turn.origin, round, turn.instanceId);
+    const ran = await agent().runTurn(turn.taskId, turn.origin, round, turn.instanceId, pending?.configIds);
     if (!ran.ok) return ran;
     if (ran.value.kind !== "finished") return { ok: true, value: ran.value };
     const { state, push, closed } = ran.value;
@@ -480,11 +481,10 @@ export abstract class TurnWorkflowBase<
       if (pending) await this.#supersede(agent, turn, pending);
       const verdict = await agent().deliveryOf(turn.taskId);
       if (!verdict.ok || isTerminalName(verdict.value.task.status.state)) return { sent };
-      const found = verdict.value;
-      const { seq, statusUpdate } = found.status;
+      const { seq, statusUpdate } = verdict.value.status;
       const key = await loadSigningKey(this.env.A2A_SIGNING_KEY);
       const push = { body: { statusUpdate }, seq, key, allowlist: this.#gatekeeperOrigins(), origin: turn.origin, taskId: turn.taskId, trace: turn.trace };
-      for (const config of found.configs) {
+      for (const config of verdict.value.configs) {
         try {
           const attempt = await deliverPush({ config, ...push });
           if (attempt.kind === "delivered") sent++;

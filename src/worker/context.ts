@@ -47,6 +47,8 @@ interface EdgeVariables {
   origin: string;
   /** Which binding the request speaks (JSON-RPC from the start; HTTP+JSON once its route matched). */
   binding: Binding;
+  /** Whether the request's `A2A-Extensions` activates progress (docs/protocol.md "Progress"). */
+  progress: boolean;
   /** Step 2: who is calling, as the gatekeeper's verified token says. */
   caller: VerifiedCaller;
   /** Step 6: the JSON-RPC request's id, as soon as it can be read (errors echo it). */

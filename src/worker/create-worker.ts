@@ -16,6 +16,7 @@ import { objectPerCaller } from "./caller-object.js";
 import type { EdgeHono } from "./context.js";
 import { dispatch } from "./dispatch.js";
 import { errorResponse } from "./error-response.js";
+import { extensionsStep } from "./extensions.js";
 import { EventStream, sseResponse } from "./event-stream.js";
 import { cachedBody, cachedResponse, lastModifiedOf, notModifiedSince, RETAINED_ON_304, type CachedBody } from "./http-cache.js";
 import type { CallerObject } from "../boundary/index.js";
@@ -89,6 +90,9 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
     return cachedResponse(await body, CARD_MAX_AGE, lastModifiedOf(c.env, key.kid));
   });
 
+  // Every answer of /a2a and below (both bindings), errors too, echoes the extensions its request activated.
+  app.use(`${A2A_PATH}/*`, extensionsStep<Env>());
+
   // Steps 3 to 9, one chain serving both bindings: each step asks the
   // request's binding (set before it) how to read the request and answer it.
   const steps = [
@@ -129,6 +133,7 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
       signingKey: () => loadSigningKey(c.env.A2A_SIGNING_KEY),
       cards,
       lastEventId: c.req.header("Last-Event-ID"),
+      progress: c.get("progress"),
       // A malformed one is ignored, never refused (docs/telemetry.md "Trace context").
       trace: traceOfRequest(c.req.header(TRACEPARENT_HEADER), c.req.header(TRACESTATE_HEADER)),
     });

@@ -39,6 +39,8 @@ export interface CallContext {
   agent: (fresh?: boolean) => CallerObject;
   /** The request's `Last-Event-ID` header (SubscribeToTask). */
   lastEventId?: string;
+  /** The request activated progress (`A2A-Extensions`): its stream and push config carry progress events. */
+  progress?: boolean;
   /** The request's well-formed `traceparent` (and `tracestate`): a turn a send starts continues it. */
   trace?: TraceContext;
   /** Starts a turn the object accepted, past the reply (never delays it). */
@@ -78,6 +80,7 @@ async function accept(params: Record<string, unknown>, ctx: CallContext, stream 
       immediate: input.returnImmediately,
       ...(input.acceptedOutputModes ? { acceptedOutputModes: input.acceptedOutputModes } : {}),
       ...(stream ? { stream: true as const } : {}),
+      ...(ctx.progress ? { progress: true as const } : {}),
       ...(ctx.trace ? { trace: ctx.trace } : {}),
     }),
   );
@@ -140,7 +143,13 @@ const sendStreamingMessage: Method = async (params, ctx) => {
   if (settledBefore) return EventStream.single({ task });
   return eventStream(
     ctx,
-    await ctx.agent().streamTask({ taskId: task.id, historyLength: input.historyLength, purpose: "send", ...(streamSlot ? { slot: streamSlot } : {}) }),
+    await ctx.agent().streamTask({
+      taskId: task.id,
+      historyLength: input.historyLength,
+      purpose: "send",
+      ...(streamSlot ? { slot: streamSlot } : {}),
+      ...(ctx.progress ? { progress: true as const } : {}),
+    }),
   );
 };
 
@@ -149,7 +158,13 @@ const subscribeToTask: Method = async (params, ctx) => {
   const afterSeq = parseLastEventId(ctx.lastEventId);
   return eventStream(
     ctx,
-    await ctx.agent().streamTask({ taskId: p.id, historyLength: p.historyLength, purpose: "subscribe", ...(afterSeq === undefined ? {} : { afterSeq }) }),
+    await ctx.agent().streamTask({
+      taskId: p.id,
+      historyLength: p.historyLength,
+      purpose: "subscribe",
+      ...(afterSeq === undefined ? {} : { afterSeq }),
+      ...(ctx.progress ? { progress: true as const } : {}),
+    }),
   );
 };
 
@@ -172,7 +187,8 @@ const getExtendedAgentCard: Method = async (_params, ctx) => (await ctx.cards.te
 
 const createPushConfig: Method = async (params, ctx) => {
   const taskId = parsePushConfigTask(params);
-  return unwrap(await ctx.agent().putPushConfig(taskId, pushConfigJson(params, ctx, "params"), { tenant: ctx.tenant, origin: ctx.origin }));
+  const from = { tenant: ctx.tenant, origin: ctx.origin, ...(ctx.progress ? { progress: true as const } : {}) };
+  return unwrap(await ctx.agent().putPushConfig(taskId, pushConfigJson(params, ctx, "params"), from));
 };
 
 const getPushConfig: Method = async (params, ctx) => {

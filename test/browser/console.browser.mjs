@@ -12,7 +12,9 @@
 //      a bar per model and tool call in the order they ran, and a question
 //      answered from the page shown as its answer (`approved`);
 //   4. a push the gatekeeper refused is a dead letter on the page, marked
-//      failed in the waterfall, and the page's button has it delivered again.
+//      failed in the waterfall, and the page's button has it delivered again;
+//   5. a slow tool's progress (the dev MCP server's count_down) shows on the
+//      page while the task works, and in the chat as the call starts and ends.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -173,9 +175,8 @@ describe("the dev console of npm start, in Chromium", () => {
     const asked = "hello from the browser test";
     const mark = stack.mark();
     stack.send(asked);
-    // The chat prints the answer once, as it streams (▹), then the verified push's short line (▸).
-    await stack.waitFor(/^assistant ▹ \[offline stand-in model\] .*"hello from the browser test"/m, { from: mark });
-    await stack.waitFor(/^assistant ▸ arrived as a signed push and verified: the answer above/m, { from: mark });
+    // The answer as it streams (▹), or whole as the reply of record (▸) when nothing streamed.
+    await stack.waitFor(/^assistant [▹▸] \[offline stand-in model\] .*"hello from the browser test"/m, { from: mark });
 
     await page.goto(CONSOLE);
     await page.locator("#live", { hasText: "live" }).waitFor({ timeout: UI_TIMEOUT_MS });
@@ -231,8 +232,7 @@ describe("the dev console of npm start, in Chromium", () => {
     // The answer in the task's messages is what was chosen, not the hitl/response part's JSON.
     expect(await page.locator("#messages li.user").allTextContents()).toEqual([expect.stringContaining(asked), "userdetailed"]);
     // The chat was following the same task: it shows the reply of record too.
-    await stack.waitFor(/^assistant ▹ \[offline stand-in model\] .*you answered \{"optionId":"detailed"/m, { from: mark });
-    await stack.waitFor(/^assistant ▸ arrived as a signed push and verified/m, { from: mark });
+    await stack.waitFor(/^assistant [▹▸] \[offline stand-in model\] .*you answered \{"optionId":"detailed"/m, { from: mark });
     await screenshot("answered");
     expect(pageErrors).toEqual([]);
   });
@@ -341,6 +341,33 @@ describe("the dev console of npm start, in Chromium", () => {
     await page.locator("#dead-letters").waitFor({ state: "hidden", timeout: 90_000 });
     expect(await timelineText()).toMatch(/asked for the dead letters again: push config console-\S+ set/);
     await page.locator("#timeline tr", { hasText: /push\.redelivered.*config console-\S+: 1 delivered, 0 given up/ }).waitFor({ timeout: UI_TIMEOUT_MS });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("shows a working task's trackers live, and the chat a line as its tool call starts and ends", async () => {
+    const asked = "count down 10";
+    const mark = stack.mark();
+    const began = Date.now();
+    stack.send(asked);
+    await stack.waitFor(/^ {2}→ calling devtools__count_down$/m, { from: mark });
+
+    say(`the chat shows the count down starting ${Date.now() - began} ms after the line was sent`);
+    await openTask(asked);
+    say(`the page shows the task ${Date.now() - began} ms after`);
+    const tracker = page.locator('#trackers li[data-tracker^="mcp:"]', { hasText: "devtools__count_down" });
+    await tracker.waitFor({ timeout: UI_TIMEOUT_MS });
+    // The server's progress notifications move it, a second at a time, as the page looks again.
+    await tracker.locator('progress[max="10"]').waitFor({ timeout: UI_TIMEOUT_MS });
+    await expect
+      .poll(async () => Number(await tracker.locator("progress").getAttribute("value")), { timeout: UI_TIMEOUT_MS, interval: 200 })
+      .toBeGreaterThanOrEqual(2);
+    await screenshot("progress");
+    await stack.waitFor(/^ {2}✓ devtools__count_down done$/m, { from: mark });
+    // Each quick tool call after it has its lines too, as it starts and as it ends.
+    await stack.waitFor(/^ {2}→ calling current_time with \{"timeZone":"UTC"\}$/m, { from: mark });
+    await stack.waitFor(/^ {2}✓ current_time done: \{"utc":/m, { from: mark });
+    await stateShown("completed");
+    await page.locator("#progress").waitFor({ state: "hidden", timeout: UI_TIMEOUT_MS });
     expect(pageErrors).toEqual([]);
   });
 

@@ -7,11 +7,12 @@ import { createServer } from "node:http";
 import { PassThrough, Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE, HITL_TIMEOUT_TYPE } from "../../src/a2a/wire.ts";
-import { ARRIVED, NEEDS_INPUT_EXIT, parseAnswer, runChat, runOnce } from "../../scripts/dev/chat.mjs";
+import { ARRIVED, NEEDS_INPUT_EXIT, parseAnswer, runChat, runOnce, trackerLine } from "../../scripts/dev/chat.mjs";
 import { closeServer, listen, readBody, sendJson } from "../../scripts/dev/http.mjs";
 import { MESSAGE_REPLY, createSession, hitlRequestOf } from "../../scripts/dev/session.mjs";
 import { printable } from "../../scripts/dev/terminal.mjs";
 
+const PROGRESS = "https://a2a-protocol.org/extensions/task-progress/v1";
 /** The trace id of the fakes' turns (what the dev gatekeeper started for each). */
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLEAR_SCREEN = "\x1b[2J\x1b[H";
@@ -62,6 +63,7 @@ function hostileSession({ endState = "TASK_STATE_COMPLETED", sendFails = false }
         // Status pushes land while the turn runs, and the answer streams.
         onStatus: (listener) => listener(`status ${EVIL}`, "TASK_STATE_WORKING"),
         onChunk: (listener) => listener({ text: `chunk ${EVIL}`, append: false, lastChunk: true }),
+        onTracker: (listener) => listener({ id: `tool:${EVIL}`, kind: "tool", status: "running", message: `calling ${EVIL}`, change: "started" }),
       };
     },
     async listTasks() {
@@ -99,6 +101,7 @@ describe("runOnce", () => {
     expect(code).toBe(0);
     expect(stdout.text()).toContain("reply \\u001b[2J");
     expect(stderr.text()).toContain("status \\u001b[2J");
+    expect(stderr.text()).toContain("→ calling \\u001b[2J");
     expect(stderr.text()).toContain("assistant ▹ chunk \\u001b[2J");
     expect(stdout.text()).not.toMatch(RAW_CONTROL);
     expect(stderr.text()).not.toMatch(RAW_CONTROL);
@@ -137,6 +140,7 @@ describe("runChat (piped)", () => {
     const text = output.text();
     expect(text).toContain("assistant ▸ reply \\u001b[2J");
     expect(text).toContain("assistant ▹ chunk \\u001b[2J");
+    expect(text).toContain("→ calling \\u001b[2J");
     expect(text).toContain("asked \\u001b[2J");
     expect(text).toContain("late \\u001b[2J");
     expect(text).toContain("iss \\u001b[2J");
@@ -179,6 +183,7 @@ function streamingSession(chunks, { reply = chunks.map((c) => c.text).join(""), 
         nextStop: stops.next,
         onStatus: (listener) => statusListeners.push(listener),
         onChunk: (listener) => chunkListeners.push(listener),
+        onTracker: () => {},
       };
     },
     async answer() {
@@ -350,6 +355,7 @@ function askingSession({ asks = () => undefined } = {}) {
         nextStop: stops.next,
         onStatus: () => {},
         onChunk: () => {},
+        onTracker: () => {},
         stops,
       };
       turns.push(turn);
@@ -498,7 +504,7 @@ describe("createSession (on the wire)", () => {
    * @param {{ firstEvent?: Record<string, unknown>, streamGraceMs?: number }} [options]
    */
   async function wire({ firstEvent, streamGraceMs = 20 } = {}) {
-    /** @type {Array<{ method: string, params: any, lastEventId?: string }>} */
+    /** @type {Array<{ method: string, params: any, lastEventId?: string, extensions?: string }>} */
     const calls = [];
     /** @type {string[]} */
     const tokens = [];
@@ -507,7 +513,13 @@ describe("createSession (on the wire)", () => {
     server = createServer(async (req, res) => {
       const body = JSON.parse(await readBody(req, 1 << 20));
       const lastEventId = req.headers["last-event-id"];
-      calls.push({ method: body.method, params: body.params, ...(typeof lastEventId === "string" ? { lastEventId } : {}) });
+      const extensions = req.headers["a2a-extensions"];
+      calls.push({
+        method: body.method,
+        params: body.params,
+        ...(typeof lastEventId === "string" ? { lastEventId } : {}),
+        ...(typeof extensions === "string" ? { extensions } : {}),
+      });
       tokens.push(String(req.headers.authorization));
       const message = body.params.message;
       const task = { id: message?.taskId ?? body.params.id ?? "task-1", contextId: message?.contextId ?? "ctx-new", status: { state: "TASK_STATE_SUBMITTED" } };
@@ -605,6 +617,58 @@ describe("createSession (on the wire)", () => {
     session.close();
   });
 
+  it("activates progress on its streams, and tells each tracker once as it starts and once as it ends, not as a status", async () => {
+    const { calls, streams, session, push } = await wire();
+    const turn = await session.send("assistant", "forecast please");
+    expect(calls[0].extensions).toBe(PROGRESS);
+    const changes = [];
+    const statuses = [];
+    turn.onTracker((c) => changes.push(`${c.change} ${c.kind} ${c.id} ${c.status} ${c.message}`));
+    turn.onStatus((text) => statuses.push(text));
+    const at = (n) => `2026-12-01T10:00:0${n}.000Z`;
+    const tracker = (id, status, message, extra = {}) => ({ id, status, message, startedAt: at(1), updatedAt: at(1), ...extra });
+    const progress = (n, trackers) => {
+      const metadata = { [PROGRESS]: { trackers } };
+      return {
+        statusUpdate: {
+          taskId: "task-1",
+          status: { state: WORKING, timestamp: at(n), message: { messageId: `p-${n}`, parts: [{ text: trackers[0].message }], metadata } },
+          metadata,
+        },
+      };
+    };
+    const first = progress(1, [tracker("tool:a", "running", "calling forecast"), tracker("round:1", "running", "round 1")]);
+    streams[0].send(first, 2);
+    streams[0].send(
+      progress(2, [tracker("tool:a", "running", "calling forecast", { progress: 1, total: 3 }), tracker("mcp:b", "running", "calling docs__lookup")]),
+      3,
+    );
+    streams[0].send(
+      progress(3, [
+        tracker("tool:a", "completed", "forecast done"),
+        tracker("mcp:b", "failed", "docs__lookup failed"),
+        tracker("round:1", "completed", "round 1 done"),
+      ]),
+      4,
+    );
+    // The first snapshot again, as a push after the stream's later ones: nothing starts again.
+    push("statusUpdate", first);
+    await until(() => changes.length === 6);
+    expect(changes).toEqual([
+      "started tool tool:a running calling forecast",
+      "started round round:1 running round 1",
+      "started mcp mcp:b running calling docs__lookup",
+      "ended tool tool:a completed forecast done",
+      "ended mcp mcp:b failed docs__lookup failed",
+      "ended round round:1 completed round 1 done",
+    ]);
+    expect(statuses).toEqual([]);
+    const lines = [];
+    turn.onTracker((c) => lines.push(trackerLine(c)));
+    expect(lines.filter(Boolean)).toEqual(["  → calling forecast", "  → calling docs__lookup", "  ✓ forecast done", "  ✗ docs__lookup failed"]);
+    session.close();
+  });
+
   it("stops on the request (stream and push, one stop), follows on with SubscribeToTask from the last event, and answers on the task", async () => {
     const { calls, streams, session, push } = await wire();
     const turn = await session.send("assistant", "remember to buy milk", { contextId: "ctx-7" });
@@ -620,7 +684,7 @@ describe("createSession (on the wire)", () => {
     // The stream closes at input required; the session subscribes again from the last event it saw.
     streams[0].end();
     await until(() => calls.length === 2 && streams.length === 2);
-    expect(calls[1]).toEqual({ method: "SubscribeToTask", params: { tenant: "assistant", id: "task-1" }, lastEventId: "3" });
+    expect(calls[1]).toEqual({ method: "SubscribeToTask", params: { tenant: "assistant", id: "task-1" }, lastEventId: "3", extensions: PROGRESS });
 
     await session.answer(turn, /** @type {any} */ (stop).request, { optionId: "reject", text: "not now" });
     expect(calls[2]).toMatchObject({
@@ -662,7 +726,7 @@ describe("createSession (on the wire)", () => {
     // Closed with the task still working: not the closing rule, so the connection was lost (its object reset, say).
     streams[0].end();
     await until(() => streams.length === 2);
-    expect(calls[1]).toEqual({ method: "SubscribeToTask", params: { tenant: "assistant", id: "task-1" }, lastEventId: "3" });
+    expect(calls[1]).toEqual({ method: "SubscribeToTask", params: { tenant: "assistant", id: "task-1" }, lastEventId: "3", extensions: PROGRESS });
     streams[1].send(answerChunk("two", true, true), 4);
     await until(() => chunks.length === 2);
     expect(chunks).toEqual(["one ", "two"]);
@@ -694,7 +758,7 @@ describe("createSession (on the wire)", () => {
       streams[n - 1].comment("closing: token expired; resume with a fresh token and Last-Event-ID");
       streams[n - 1].end();
       await until(() => streams.length === n + 1);
-      expect(calls[n]).toEqual({ method: "SubscribeToTask", params: { tenant: "assistant", id: "task-1" }, lastEventId: "3" });
+      expect(calls[n]).toEqual({ method: "SubscribeToTask", params: { tenant: "assistant", id: "task-1" }, lastEventId: "3", extensions: PROGRESS });
     }
     streams[4].send(answerChunk("two", true, true), 4);
     await until(() => chunks.length === 2);

@@ -340,6 +340,42 @@ describe("tasks as the page shows them", () => {
     expect(detail.request).toEqual({ ...asked, allowFreeform: false });
   });
 
+  it("shows a working task's progress trackers, each with its kind, and none once it is no longer working", () => {
+    const PROGRESS = "https://a2a-protocol.org/extensions/task-progress/v1";
+    const at = "2026-12-02T05:00:01.000Z";
+    const payload = {
+      trackers: [
+        { id: "mcp:call_1", status: "running", message: "calling devtools__count_down", progress: 2, total: 5, startedAt: at, updatedAt: at },
+        { id: "subtask:s-1", status: "completed", message: "subtask 1 of 2: reading a page (done)", progress: 1, startedAt: at, updatedAt: at },
+        { id: "round:1", status: "running", message: "round 1", startedAt: at, updatedAt: at },
+        { status: "running", message: "no id: left out" },
+      ],
+      aggregate: { progress: 1, total: 2, message: "round 1" },
+    };
+    const message = { messageId: "p-1", role: "ROLE_AGENT", parts: [{ text: "calling devtools__count_down" }], metadata: { [PROGRESS]: payload } };
+    const working = taskDetail("assistant", wireTask({ status: { state: "TASK_STATE_WORKING", timestamp: at, message }, artifacts: [] }), []);
+    expect(working.progress).toEqual({
+      trackers: [
+        { id: "mcp:call_1", kind: "mcp", status: "running", message: "calling devtools__count_down", progress: 2, total: 5, startedAt: at, updatedAt: at },
+        {
+          id: "subtask:s-1",
+          kind: "subtask",
+          status: "completed",
+          message: "subtask 1 of 2: reading a page (done)",
+          progress: 1,
+          startedAt: at,
+          updatedAt: at,
+        },
+        { id: "round:1", kind: "round", status: "running", message: "round 1", startedAt: at, updatedAt: at },
+      ],
+      aggregate: { progress: 1, total: 2, message: "round 1" },
+    });
+    expect(working.statusText).toBe("calling devtools__count_down");
+    // A finished task's status is its answer: no progress, even if the status were to carry some.
+    expect(taskDetail("assistant", wireTask({ status: { state: "TASK_STATE_COMPLETED", timestamp: at, message } }), []).progress).toBeUndefined();
+    expect(taskDetail("assistant", wireTask(), []).progress).toBeUndefined();
+  });
+
   it("groups tasks by conversation, the latest change first", () => {
     const at = (id, contextId, timestamp, tenant = "assistant") => taskSummary(tenant, { id, contextId, status: { state: "TASK_STATE_WORKING", timestamp } });
     const grouped = conversationsOf([

@@ -21,11 +21,11 @@ describe("the dev MCP server", () => {
     await devtools?.close();
   });
 
-  it("serves devtools on loopback at /mcp: roll_dice and count_words", async () => {
+  it("serves devtools on loopback at /mcp: roll_dice, count_words and count_down", async () => {
     expect(devtools.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     expect(devtools.name).toBe(DEVTOOLS_SERVER);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(["roll_dice", "count_words"]);
+    expect(tools.map((t) => t.name)).toEqual(["roll_dice", "count_words", "count_down"]);
     expect(tools[0].inputSchema).toMatchObject({
       properties: { sides: { type: "integer", minimum: 2, maximum: 100 }, count: { type: "integer", minimum: 1, maximum: 10 } },
       required: ["sides", "count"],
@@ -35,6 +35,16 @@ describe("the dev MCP server", () => {
     expect(textOf(await client.callTool({ name: "count_words", arguments: { text: "" } }))).toBe("0 words, 0 characters");
     const refused = await client.callTool({ name: "roll_dice", arguments: { sides: 1, count: 1 } });
     expect(refused.isError).toBe(true);
+  });
+
+  it("counts down a second at a time, telling a caller who asks for progress how far it got", async () => {
+    const heard = [];
+    const result = await client.callTool({ name: "count_down", arguments: { seconds: 2 } }, { onprogress: (p) => heard.push(p) });
+    expect(textOf(result)).toBe("counted down 2 s");
+    expect(heard).toEqual([
+      { progress: 1, total: 2, message: "1 s left" },
+      { progress: 2, total: 2, message: "0 s left" },
+    ]);
   });
 });
 

@@ -35,6 +35,7 @@ describe("the MCP fixture", () => {
       "fails",
       "slow",
       "leak",
+      "steps",
       "whoami",
       "huge_structured",
       "huge_blocks",
@@ -45,7 +46,7 @@ describe("the MCP fixture", () => {
     expect(await docs.callTool({ name: "fails", arguments: {} })).toEqual({ isError: true, content: [{ type: "text", text: "lookup backend exploded" }] });
     expect(textOf(await other.callTool({ name: "leak", arguments: {} }))).toContain(LEAKED);
     expect(await stats("docs")).toEqual({
-      calls: { lookup: 1, fails: 1, slow: 0, leak: 0, whoami: 0, huge_structured: 0, huge_blocks: 0, many_blocks: 0, straddle: 0 },
+      calls: { lookup: 1, fails: 1, slow: 0, leak: 0, steps: 0, whoami: 0, huge_structured: 0, huge_blocks: 0, many_blocks: 0, straddle: 0 },
       cancelled: 0,
       sessions: 1,
       lastAuthorized: false,

@@ -29,10 +29,21 @@ describe("the stand-in's trigger table", () => {
   });
 
   it("keeps the control tools and the approval-gated ones for the user's words", () => {
-    for (const name of ["ask_user", "find_tools", "save_note", "notes__save_note"]) expect(onlyWhenAsked(tool(name)), name).toBe(true);
+    for (const name of ["ask_user", "find_tools", "save_note", "notes__save_note", "devtools__count_down"]) expect(onlyWhenAsked(tool(name)), name).toBe(true);
     expect(onlyWhenAsked(tool("pay", "Pays an invoice once the user approves it."))).toBe(true);
     expect(onlyWhenAsked(tool("pay", "Needs approval."))).toBe(true);
     for (const name of ["current_time", "list_notes", "fetch_page", "devtools__roll_dice", "forecast"]) expect(onlyWhenAsked(tool(name)), name).toBe(false);
+  });
+
+  it("counts down only when asked to, 5 seconds or the number named (at most 30)", () => {
+    const offered = [tool("current_time"), tool("devtools__count_down")];
+    expect(triggeredTool(offered, "count down please", () => true)).toMatchObject({
+      tool: { function: { name: "devtools__count_down" } },
+      args: { seconds: 5 },
+    });
+    expect(triggeredTool(offered, "Count down 8", () => true)?.args).toEqual({ seconds: 8 });
+    expect(triggeredTool(offered, "countdown from 90", () => true)?.args).toEqual({ seconds: 30 });
+    expect(triggeredTool(offered, "what time is it?", () => true)).toBeUndefined();
   });
 
   it("finds a tool by its name in the user's words, with or without its underscores", () => {

@@ -58,6 +58,12 @@ export const markerPolicy: AgentPolicy = {
     file: (file) => `${mark("file")}${JSON.stringify(file)}`,
     withheld: (part) => `${mark("withheld")}${JSON.stringify(part)}`,
   },
+  // The facts after each marker let a spec see what core handed the words.
+  progress: {
+    tool: (call) => `${mark("tool")}${JSON.stringify(call)}`,
+    subtask: (subtask) => `${mark("subtask")}${JSON.stringify(subtask)}`,
+    round: (round) => `${mark("round")}${JSON.stringify(round)}`,
+  },
   rounds: {
     contract: mark("contract"),
     lastRoundNote: mark("last-round"),
@@ -93,6 +99,37 @@ const holding = definePlugin({
               heldTool.release = () => (heldTool.finished++, resolve({ held: "released" }));
               abortSignal?.addEventListener("abort", () => (heldTool.aborted++, reject(abortSignal.reason)), { once: true });
             }),
+        }),
+      },
+    }),
+  },
+});
+
+/** The value the counting tool's redactor replaces wherever it appears (a tool's argument, a result, a progress message). */
+export const COUNTING_SECRET = "sk-spec-counting-7f3e";
+
+/**
+ * A slow tool that reports its progress (`count_up`: `to` steps, `everyMs`
+ * apart, each one `ctx.progress`), whose plugin shows its arguments and
+ * results in its tracker, and whose redactor replaces a secret wherever it is.
+ */
+const counting = definePlugin({
+  key: "counting",
+  progress: { showArguments: true, showResults: true },
+  onToolResult: ({ output }) => JSON.parse(JSON.stringify(output ?? null).replaceAll(COUNTING_SECRET, mark("redacted"))),
+  toolFamilies: {
+    count: (context) => ({
+      tools: {
+        count_up: tool({
+          description: mark("count-up"),
+          inputSchema: z.object({ to: z.number().int().min(1).max(100), everyMs: z.number().int().min(0).max(1_000), secret: z.string().optional() }),
+          execute: async ({ to, everyMs, secret }) => {
+            for (let n = 1; n <= to; n++) {
+              context.progress({ progress: n, total: to, message: `at ${n}${secret ? ` with ${secret}` : ""}` });
+              await new Promise((resolve) => setTimeout(resolve, everyMs));
+            }
+            return { counted: to, ...(secret ? { secret } : {}) };
+          },
         }),
       },
     }),
@@ -231,7 +268,7 @@ export class MarkerAgent extends DynamicAgent<Cloudflare.Env> {
     };
   }
   protected override agentPlugins(): AgentPlugin[] {
-    return [gate, holding, artifacts];
+    return [gate, holding, artifacts, counting];
   }
   /** A send saying `#message` is answered with a message, no task: each reply a fresh id, so a retry shows it is the recorded one. */
   protected override directReply(message: MessageJson): MessageJson | undefined {

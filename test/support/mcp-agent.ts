@@ -26,7 +26,7 @@ export const MCP_SERVERS = {
   slowstart: "https://mcp-slow.test/mcp",
 };
 
-const DOCS_TOOLS = ["lookup", "fails", "slow", "leak", "whoami"];
+const DOCS_TOOLS = ["lookup", "fails", "slow", "leak", "steps", "whoami"];
 const BULK_TOOLS = ["huge_structured", "huge_blocks", "many_blocks", "straddle"];
 
 /** A plugin tool whose result is about 3 MB: the cap holds for plugins' tools as for MCP servers'. */

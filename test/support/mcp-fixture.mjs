@@ -17,7 +17,8 @@
 // Tools on every key: lookup({term}) → "found: <term>"; fails({}) → a tool
 // error (isError) "lookup backend exploded"; slow({}) → waits until the call
 // is cancelled (at most 30 s; each cancellation counted); leak({}) → text
-// holding a canary (for the redaction specs); whoami({}) → {authorized}
+// holding a canary (for the redaction specs); steps({n}) → "took <n> steps", after a
+// progress notification per step (when the call asked for them); whoami({}) → {authorized}
 // whether the call carried `Authorization: Bearer <the MCP_TOKEN canary>`,
 // never the header itself. Results of about 3 MB, each past any cap: huge_structured({}) →
 // structuredContent of 30,000 rows; huge_blocks({}) → three text blocks of 1 MB; many_blocks({})
@@ -72,6 +73,18 @@ const TOOLS = [
     handler: async (_args, { signal }) => ((await wait(SLOW_CAP_MS, signal)) === "aborted" ? "cancelled" : "gave up waiting after 30 s"),
   },
   { name: "leak", description: "Returns a secret it should not.", handler: () => `the backend said: ${LEAKED}` },
+  {
+    name: "steps",
+    description: "Takes `n` steps, telling the client how far it got after each.",
+    inputSchema: z.object({ n: z.number().int().min(1).max(50) }),
+    handler: async ({ n }, { progress }) => {
+      for (let step = 1; step <= n; step++) {
+        await progress(step, { total: n, message: `step ${step} of ${n}` });
+        await wait(60);
+      }
+      return `took ${n} steps`;
+    },
+  },
   {
     name: "whoami",
     description: "Says whether the call carried the expected bearer token.",

@@ -172,6 +172,7 @@ function renderTask() {
     ].map(([name, value]) => el("div", {}, el("dt", {}, name), el("dd", { "data-usage": name }, String(value)))),
   );
   renderRequest(d);
+  renderProgress(d);
   renderDeadLetters(d);
   $("messages").replaceChildren(...d.messages.map((m) => el("li", { class: m.role }, el("span", { class: "role" }, m.role), m.text || "(no text)")));
   $("reply-section").hidden = !d.reply;
@@ -224,6 +225,33 @@ function renderRequest(d) {
   $("request-form").hidden = !r.allowFreeform;
   $("request-text").value = "";
   $("request-note").textContent = "";
+}
+
+/** A working task's trackers (its tool calls, MCP calls, subtasks and rounds), as its status shows them now. */
+function renderProgress(d) {
+  const p = d.progress;
+  $("progress").hidden = !p;
+  if (!p) return;
+  const a = p.aggregate;
+  $("progress-aggregate").textContent = a ? `${a.message ? `${a.message}: ` : ""}${a.progress}${a.total === undefined ? "" : ` of ${a.total}`}` : "";
+  $("trackers").replaceChildren(
+    ...p.trackers.map((t) =>
+      el(
+        "li",
+        { "data-tracker": t.id, "data-status": t.status },
+        el("span", { class: `badge tracker-${t.status}` }, t.status),
+        " ",
+        el("span", { class: "muted mono" }, t.kind),
+        " ",
+        t.message || t.id,
+        t.total === undefined
+          ? t.progress === undefined
+            ? undefined
+            : el("span", { class: "muted" }, ` · ${t.progress} done`)
+          : el("progress", { value: t.progress ?? 0, max: t.total, title: `${t.progress ?? 0} of ${t.total}` }),
+      ),
+    ),
+  );
 }
 
 function renderDeadLetters(d) {
@@ -302,6 +330,11 @@ document.addEventListener("DOMContentLoaded", () => {
   $("redeliver").addEventListener("click", () => void redeliver());
   connect();
   void refresh();
-  // Task states also change without an event (or before the Worker emits any): look again now and then.
+  // Task states also change without an event (or before the Worker emits any): look again now and then,
+  // and every second while the task shown works, so its progress moves as it does.
   setInterval(refresh, 5000);
+  setInterval(() => {
+    const d = state.detail;
+    if (d && !d.terminal && !d.waiting && state.selected?.id === d.id) void refresh();
+  }, 1000);
 });

@@ -59,4 +59,11 @@ export const policy: AgentPolicy = {
     mcpUnavailable: (servers) =>
       `The tool server${servers.length === 1 ? "" : "s"} ${servers.join(", ")} could not be reached for this request, so ${servers.length === 1 ? "its" : "their"} tools are missing now. If the user needs them, say so rather than guessing.`,
   },
+  // What a client watching a turn is shown of its tool calls, subtasks and rounds (the A2A progress extension).
+  progress: {
+    tool: ({ tool, status, note }) =>
+      status === "running" ? `using ${tool}${note ? `: ${note}` : ""}` : `${tool} ${status === "completed" ? "done" : "failed"}`,
+    subtask: ({ type, index, of, status }) => `subtask ${index} of ${of} (${type})${status === "running" ? "" : `: ${status}`}`,
+    round: ({ round, status }) => `round ${round}${status === "running" ? "" : `: ${status}`}`,
+  },
 };

@@ -1,9 +1,8 @@
-import { signCallbackJwt } from "../a2a/callback-jwt.js";
-import { pushTarget, validatePushConfig } from "../a2a/push-config.js";
-import type { SigningKey } from "../a2a/signing-key.js";
-import { TRACEPARENT_HEADER, TRACESTATE_HEADER, childTraceparent, type TraceContext } from "../a2a/trace-context.js";
-import { A2A_JSON, EVENT_SEQ_HEADER, NOTIFICATION_TOKEN_HEADER } from "../a2a/wire.js";
-import type { StreamEventJson } from "../boundary/index.js";
+import { signCallbackJwt } from "./callback-jwt.js";
+import { pushTarget, validatePushConfig } from "./push-config.js";
+import type { SigningKey } from "./signing-key.js";
+import { TRACEPARENT_HEADER, TRACESTATE_HEADER, childTraceparent, type TraceContext } from "./trace-context.js";
+import { A2A_JSON, EVENT_SEQ_HEADER, NOTIFICATION_TOKEN_HEADER } from "./wire.js";
 const ATTEMPT_TIMEOUT_MS = 15_000;
 
 /**
@@ -38,7 +37,7 @@ export function classifyPushStatus(status: number): "delivered" | "transient" | 
 export async function deliverPush(options: {
   config: unknown;
   /** A v1.0 StreamResponse in wire JSON: `{task}` or `{statusUpdate}`. */
-  body: StreamEventJson;
+  body: object;
   /** The event's `seq` in its task. */
   seq: number;
   key: SigningKey;

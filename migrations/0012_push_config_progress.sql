@@ -1,0 +1,1 @@
+ALTER TABLE `push_configs` ADD `progress` integer DEFAULT 0 NOT NULL;
