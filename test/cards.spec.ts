@@ -1,6 +1,6 @@
 import { AgentCard, canonicalizeAgentCard, verifyAgentCardSignature } from "@a2a-js/sdk";
 import { env } from "cloudflare:workers";
-import { canonicalCardPayload, loadSigningKey } from "@dynamicagents/core/a2a";
+import { ERASURE_EXTENSION, canonicalCardPayload, loadSigningKey } from "@dynamicagents/core/a2a";
 import { base64url, decodeProtectedHeader, exportJWK, flattenedVerify, generateKeyPair, importJWK, type JWK } from "jose";
 import { describe, expect, it, vi } from "vitest";
 import { deployment } from "../reference/manifests.js";
@@ -127,7 +127,7 @@ describe("the stub card", () => {
   it("names no tenant, advertises the endpoint, streaming, extended card and push, and lists the tenants for humans", async () => {
     const card = (await (await get("/.well-known/agent-card.json")).json()) as Record<string, any>;
     expect(card.supportedInterfaces).toEqual([{ url: `${ORIGIN}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" }]);
-    expect(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true });
+    expect(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true, extensions: [{ uri: ERASURE_EXTENSION }] });
     expect(card.description).toContain("assistant");
     expect(card.description).toContain("researcher");
   });
@@ -255,7 +255,7 @@ describe("GetExtendedAgentCard", () => {
         protocolVersion: "1.0",
       });
       expect(wire.skills.length).toBeGreaterThan(0);
-      expect(wire.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true });
+      expect(wire.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true, extensions: [{ uri: ERASURE_EXTENSION }] });
       expect(wire.securitySchemes).toEqual({ gatekeeperJwt: { httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "JWT" } } });
       expect(wire.securityRequirements).toEqual([{ schemes: { gatekeeperJwt: { list: [TENANT_CLAIM, IDENTITY_CLAIM] } } }]);
       await expect(sdkVerifier(wire)).resolves.toBeUndefined();

@@ -1,7 +1,7 @@
 import { AgentCard, type AgentSkill } from "@a2a-js/sdk";
 import { z } from "zod";
 import { ConfigError } from "../errors/index.js";
-import { IDENTITY_CLAIM, TENANT_CLAIM } from "./wire.js";
+import { ERASURE_EXTENSION, IDENTITY_CLAIM, TENANT_CLAIM } from "./wire.js";
 
 /**
  * What an agent author writes about a tenant. The edge adds what only it
@@ -105,7 +105,8 @@ export function buildCardWire(manifest: AgentManifest, context: CardContext): Re
     provider: manifest.provider,
     documentationUrl: manifest.documentationUrl,
     iconUrl: manifest.iconUrl,
-    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
+    // The platform's own extensions, none required: a client that knows none of them loses nothing.
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true, extensions: [{ uri: ERASURE_EXTENSION, required: false }] },
     securitySchemes: SECURITY_SCHEMES,
     securityRequirements: SECURITY_REQUIREMENTS,
     defaultInputModes: manifest.defaultInputModes ?? ["text/plain"],

@@ -26,6 +26,8 @@ import { userContent } from "./user-content.js";
 
 export interface RoundInput {
   taskId: string;
+  /** The task's context (`ToolContext.contextId`). */
+  contextId: string;
   round: number;
   /** The user's request: the text of its text parts (what the plugins' gates read). */
   text: string;
@@ -152,7 +154,7 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
   const observe: ToolCallObserver = (callOptions, verdict) => {
     if (typeof callOptions === "object" && callOptions !== null) verdicts.set(callOptions, verdict);
   };
-  const family = { taskId, origin: input.origin, signal: input.signal, addArtifact: input.addArtifact, emit: input.emit };
+  const family = { taskId, contextId: input.contextId, origin: input.origin, signal: input.signal, addArtifact: input.addArtifact, emit: input.emit };
   const turnTools = await runtime.tools(family, { cutNote: policy.messages.toolResultCut, observe });
   const pluginTools: ToolSet = {};
   for (const [name, tool] of Object.entries(turnTools.tools)) {

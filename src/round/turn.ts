@@ -22,6 +22,7 @@ export async function runTurn(deps: LoopDeps, turn: TurnContext, round: number, 
   const about = { contextId: turn.task.contextId, turnId: turn.turnId };
   const result = await runRound({
     taskId,
+    contextId: turn.task.contextId,
     round,
     text: turn.text,
     parts: requestParts(turn.task),

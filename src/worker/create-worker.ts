@@ -15,6 +15,7 @@ import type { EdgeHono } from "./context.js";
 import { dispatch } from "./dispatch.js";
 import { errorResponse } from "./error-response.js";
 import { EventStream, sseResponse } from "./event-stream.js";
+import { extensionsStep } from "./extensions.js";
 import { cachedBody, cachedResponse, lastModifiedOf, notModifiedSince, RETAINED_ON_304, type CachedBody } from "./http-cache.js";
 import type { CallerObject } from "../boundary/index.js";
 import type { A2AWorkerOptions, EdgeEnv } from "./options.js";
@@ -88,6 +89,7 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
   // step that throws ends it (onError answers). Each path also matches itself
   // with a trailing slash (hono/tiny's PatternRouter): `/a2a/` is `/a2a`, as
   // clients append the slash to the interface URL (docs/protocol.md "Wire").
+  app.use(A2A_PATH, extensionsStep<Env>());
   app.post(A2A_PATH, tokenStep<Env>({ jwks, now: options.now }));
   app.post(A2A_PATH, contentTypeStep<Env>());
   app.post(A2A_PATH, bodyLimitStep(options.maxBodyBytes ?? DEFAULT_MAX_BODY));

@@ -5,12 +5,13 @@ import { acceptsMediaType, partMediaType } from "../a2a/parts.js";
 import { readProtoNames, type MessageName } from "../a2a/proto-names.js";
 import { validateCallerPushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
-import { HITL_RESPONSE_TYPE } from "../a2a/wire.js";
+import { DELETE_CALLER_DATA_METHOD, DELETE_CONTEXT_METHOD, HITL_RESPONSE_TYPE } from "../a2a/wire.js";
 import { unwrap, type CallerObject, type MessageJson, type PartJson, type PushConfigJson, type TurnToStart } from "../boundary/index.js";
 import type { CardCache } from "./card-cache.js";
 import { EventStream } from "./event-stream.js";
 import {
   parseCancelTask,
+  parseDeleteContext,
   parseGetTask,
   parseLastEventId,
   parseListTasks,
@@ -185,8 +186,12 @@ const deletePushConfig: Method = async (params, ctx) => {
   return unwrap(await ctx.agent().deletePushConfig(p.taskId, p.id));
 };
 
-/** Each method and the a2a.proto message its params are (read by either name of each field). */
-const METHODS: Record<string, [Method, MessageName]> = {
+const deleteContext: Method = async (params, ctx) => unwrap(await ctx.agent().deleteContext(parseDeleteContext(params)));
+
+const deleteCallerData: Method = async (_params, ctx) => unwrap(await ctx.agent().deleteCallerData());
+
+/** Each method and the a2a.proto message its params are (read by either name of each field; an extension's, as sent). */
+const METHODS: Record<string, [Method, MessageName | undefined]> = {
   SendMessage: [sendMessage, "SendMessageRequest"],
   GetTask: [getTask, "GetTaskRequest"],
   ListTasks: [listTasks, "ListTasksRequest"],
@@ -198,6 +203,8 @@ const METHODS: Record<string, [Method, MessageName]> = {
   DeleteTaskPushNotificationConfig: [deletePushConfig, "DeleteTaskPushNotificationConfigRequest"],
   SendStreamingMessage: [sendStreamingMessage, "SendMessageRequest"],
   SubscribeToTask: [subscribeToTask, "SubscribeToTaskRequest"],
+  [DELETE_CONTEXT_METHOD]: [deleteContext, undefined],
+  [DELETE_CALLER_DATA_METHOD]: [deleteCallerData, undefined],
 };
 
 /** Whether `name` is one of the methods served here. */
@@ -207,5 +214,5 @@ export async function dispatch(method: string, params: Record<string, unknown>, 
   const entry = isMethod(method) ? METHODS[method] : undefined;
   if (!entry) throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
   const [run, request] = entry;
-  return run(readProtoNames(params, request), ctx);
+  return run(request ? readProtoNames(params, request) : params, ctx);
 }
