@@ -124,9 +124,12 @@ describe("the stub card", () => {
     await expect(sdkVerifier(wire as AgentCard)).resolves.toBeUndefined();
   });
 
-  it("names no tenant, advertises the endpoint, streaming, extended card and push, and lists the tenants for humans", async () => {
+  it("names no tenant, advertises both interfaces (JSON-RPC first), streaming, extended card and push, and lists the tenants for humans", async () => {
     const card = (await (await get("/.well-known/agent-card.json")).json()) as Record<string, any>;
-    expect(card.supportedInterfaces).toEqual([{ url: `${ORIGIN}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" }]);
+    expect(card.supportedInterfaces).toEqual([
+      { url: `${ORIGIN}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url: `${ORIGIN}/a2a/rest`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+    ]);
     expect(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true, extensions: [{ uri: ERASURE_EXTENSION }] });
     expect(card.description).toContain("assistant");
     expect(card.description).toContain("researcher");
@@ -248,12 +251,10 @@ describe("GetExtendedAgentCard", () => {
       const reply = await call("GetExtendedAgentCard", {}, { mint: { tenant } });
       expect(reply.status).toBe(200);
       const wire = reply.body.result;
-      expect(wire.supportedInterfaces[0]).toEqual({
-        url: `${ORIGIN}/a2a`,
-        protocolBinding: "JSONRPC",
-        tenant,
-        protocolVersion: "1.0",
-      });
+      expect(wire.supportedInterfaces).toEqual([
+        { url: `${ORIGIN}/a2a`, protocolBinding: "JSONRPC", tenant, protocolVersion: "1.0" },
+        { url: `${ORIGIN}/a2a/rest`, protocolBinding: "HTTP+JSON", tenant, protocolVersion: "1.0" },
+      ]);
       expect(wire.skills.length).toBeGreaterThan(0);
       expect(wire.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true, extensions: [{ uri: ERASURE_EXTENSION }] });
       expect(wire.securitySchemes).toEqual({ gatekeeperJwt: { httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "JWT" } } });

@@ -46,7 +46,10 @@ describe("PUBLIC_ORIGIN", () => {
     const res = await publicEdge().fetch(new Request(`${ARRIVING}/.well-known/agent-card.json`));
     expect(res.status).toBe(200);
     const card = (await res.json()) as Record<string, any>;
-    expect(card.supportedInterfaces).toEqual([{ url: `${PUBLIC}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" }]);
+    expect(card.supportedInterfaces).toEqual([
+      { url: `${PUBLIC}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url: `${PUBLIC}/a2a/rest`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+    ]);
     expect(decodeProtectedHeader(card.signatures[0]).jku).toBe(`${PUBLIC}/.well-known/jwks.json`);
   });
 
@@ -60,7 +63,10 @@ describe("PUBLIC_ORIGIN", () => {
     const reply = await call("GetExtendedAgentCard", {}, { worker: edge.fetch, endpoint: `${ARRIVING}/a2a`, mint: { aud: `${PUBLIC}/a2a` } });
     expect(reply.status).toBe(200);
     const card = reply.body.result;
-    expect(card.supportedInterfaces[0]).toMatchObject({ url: `${PUBLIC}/a2a`, tenant: "assistant" });
+    expect(card.supportedInterfaces).toEqual([
+      expect.objectContaining({ url: `${PUBLIC}/a2a`, tenant: "assistant" }),
+      expect.objectContaining({ url: `${PUBLIC}/a2a/rest`, tenant: "assistant" }),
+    ]);
     expect(decodeProtectedHeader(card.signatures[0]).jku).toBe(`${PUBLIC}/.well-known/jwks.json`);
   });
 

@@ -1,20 +1,27 @@
 import {
   AgentCard,
   CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTasksRequest,
+  ListTasksResponse,
   SendMessageRequest,
   StreamResponse,
   SubscribeToTaskRequest,
   Task,
+  TaskPushNotificationConfig,
   verifyAgentCardSignature,
 } from "@a2a-js/sdk";
-import { type CallInterceptor, type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
-import { TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
+import { type CallInterceptor, type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk/client";
+import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import { importJWK, type JWK } from "jose";
 import { describe, expect, it } from "vitest";
-import { ENDPOINT, ORIGIN } from "./support/constants.js";
+import { ENDPOINT, ORIGIN, PUSH_URL } from "./support/constants.js";
 import { mintToken } from "./support/gatekeeper.js";
 import { chatCompletion, eventually, holdModel } from "./support/outbound.js";
+import { checkedRestResponse } from "./support/rest.js";
 import { call, checkedResponse, referenceWorker } from "./support/rpc.js";
 import { useTurnHarness } from "./support/turn-harness.js";
 
@@ -35,14 +42,26 @@ interface SeenRequest {
   accept: string | null;
 }
 
-/** A client of the `assistant` tenant for a new caller, and every request it sent. */
-async function sdkClient(): Promise<{ client: Client; seen: SeenRequest[]; card: Record<string, any> }> {
+/** The `assistant` tenant's card for a new caller, and the interceptor that gives each of the caller's calls a token of its own. */
+async function newCaller(): Promise<{ card: Record<string, any>; bearer: CallInterceptor }> {
   const mint = { identity: { key: `sdk-${crypto.randomUUID()}` } };
   // A unique `jti` per token: two tokens minted in the same second still differ.
   const token = () => mintToken({ ...mint, claims: { jti: crypto.randomUUID() } });
   const reply = await call("GetExtendedAgentCard", {}, { mint });
   expect(reply.status).toBe(200);
-  const card = reply.body.result;
+  // The SDK's service parameters travel as HTTP headers; this adds the one the edge needs.
+  const bearer: CallInterceptor = {
+    async before(args) {
+      args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, Authorization: `Bearer ${await token()}` } };
+    },
+    async after() {},
+  };
+  return { card: reply.body.result, bearer };
+}
+
+/** A client of the `assistant` tenant for a new caller, and every request it sent. */
+async function sdkClient(): Promise<{ client: Client; seen: SeenRequest[]; card: Record<string, any> }> {
+  const { card, bearer } = await newCaller();
   const seen: SeenRequest[] = [];
   const fetchImpl = async (input: RequestInfo | URL, init?: RequestInit) => {
     const request = new Request(input, init);
@@ -56,13 +75,6 @@ async function sdkClient(): Promise<{ client: Client; seen: SeenRequest[]; card:
     });
     // What the SDK reads is exactly A2A: it would drop a stray key without a word.
     return checkedResponse(body.method, await referenceWorker(request));
-  };
-  // The SDK's service parameters travel as HTTP headers; this adds the one the edge needs.
-  const bearer: CallInterceptor = {
-    async before(args) {
-      args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, Authorization: `Bearer ${await token()}` } };
-    },
-    async after() {},
   };
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
@@ -93,7 +105,11 @@ const chunkText = (events: any[]) =>
 describe("@a2a-js/sdk 1.3's client", () => {
   it("from the tenant's card: every call carries params.tenant, A2A-Version and a token of its own", async () => {
     const { client, seen, card } = await sdkClient();
-    expect(card.supportedInterfaces).toEqual([{ url: ENDPOINT, protocolBinding: "JSONRPC", tenant: "assistant", protocolVersion: "1.0" }]);
+    // JSON-RPC first, the SDK's pick when both are there.
+    expect(card.supportedInterfaces).toEqual([
+      { url: ENDPOINT, protocolBinding: "JSONRPC", tenant: "assistant", protocolVersion: "1.0" },
+      { url: `${ENDPOINT}/rest`, protocolBinding: "HTTP+JSON", tenant: "assistant", protocolVersion: "1.0" },
+    ]);
     expect(card.capabilities.streaming).toBe(true);
     // Client.getAgentCard asks GetExtendedAgentCard with an empty tenant; the decorator fills it in.
     const again = await client.getAgentCard();
@@ -215,5 +231,147 @@ describe("@a2a-js/sdk 1.3's client", () => {
     expect(twice.status.state).toBe("TASK_STATE_CANCELED");
     const read = Task.toJSON(await client.getTask(GetTaskRequest.fromJSON({ id: sent.id }))) as any;
     expect(read.status.state).toBe("TASK_STATE_CANCELED");
+  });
+});
+
+interface SeenRestRequest {
+  verb: string;
+  path: string;
+  body: string;
+  contentType: string | null;
+  authorization: string | null;
+  version: string | null;
+}
+
+/** The same client over its REST transport, unmodified: chosen by the card's HTTP+JSON interface, the tenant in the path. */
+async function sdkRestClient(): Promise<{ client: Client; seen: SeenRestRequest[] }> {
+  const { card, bearer } = await newCaller();
+  const seen: SeenRestRequest[] = [];
+  const fetchImpl = async (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = new Request(input, init);
+    const url = new URL(request.url);
+    seen.push({
+      verb: request.method,
+      path: `${url.pathname}${url.search}`,
+      body: await request.clone().text(),
+      contentType: request.headers.get("Content-Type"),
+      authorization: request.headers.get("Authorization"),
+      version: request.headers.get("A2A-Version"),
+    });
+    return checkedRestResponse(request, await referenceWorker(request));
+  };
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new RestTransportFactory({ fetchImpl: fetchImpl as typeof fetch })],
+      preferredTransports: ["HTTP+JSON"],
+      clientConfig: { interceptors: [bearer] },
+    }),
+  );
+  return { client: await factory.createFromAgentCard(AgentCard.fromJSON(card)), seen };
+}
+
+describe("@a2a-js/sdk 1.3's client over its REST transport (HTTP+JSON)", () => {
+  it("calls <origin>/a2a/rest/assistant/…: a token of its own and A2A-Version on every call; a blocking send holds to the answer", async () => {
+    const { client, seen } = await sdkRestClient();
+    const result = await client.sendMessage(send("hello"));
+    const task = Task.toJSON(result as Task) as any;
+    expect(task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(task.artifacts[0].parts[0].text).toBe("echo: hello");
+    expect(seen).toEqual([expect.objectContaining({ verb: "POST", path: "/a2a/rest/assistant/message:send", version: "1.0" })]);
+    // The SDK puts the card's tenant in the body too: the same tenant, so the edge takes it.
+    expect(JSON.parse(seen[0]!.body)).toMatchObject({ tenant: "assistant", message: { parts: [{ text: "hello" }] } });
+    const again = await client.getTask(GetTaskRequest.fromJSON({ id: task.id, historyLength: 1 }));
+    expect(Task.toJSON(again)).toMatchObject({ id: task.id, history: [expect.objectContaining({ role: "ROLE_AGENT" })] });
+    expect(seen[1]).toMatchObject({ verb: "GET", path: `/a2a/rest/assistant/tasks/${task.id}?historyLength=1` });
+    expect(new Set(seen.map((r) => r.authorization)).size).toBe(seen.length);
+  });
+
+  it("sendMessageStream: the snapshot, the status changes, the answer as chunks, the terminal status", async () => {
+    harness.outbound.model = (c) => chatCompletion("one two three four five six", c.model);
+    const { client, seen } = await sdkRestClient();
+    const events = await wireEvents(client.sendMessageStream(send("stream it")));
+    expect(seen.at(-1)).toMatchObject({ verb: "POST", path: "/a2a/rest/assistant/message:stream" });
+    expect(events.map(stateOf).filter(Boolean)).toEqual(["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]);
+    expect(chunkText(events)).toBe("one two three four five six");
+    expect(events.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+  });
+
+  it("resubscribeTask (POST :subscribe, no body) follows a running task to its end; cancelTask (POST :cancel, no body) cancels another", async () => {
+    const held = holdModel(harness.outbound);
+    const { client, seen } = await sdkRestClient();
+    const sent = (await client.sendMessage(send("slow", { returnImmediately: true }))) as Task;
+    await eventually(
+      () => held.length,
+      (n) => n > 0,
+      "the model call",
+    );
+    const subscription = client.resubscribeTask(SubscribeToTaskRequest.fromJSON({ id: sent.id }));
+    const first = await subscription.next();
+    expect(seen.at(-1)).toMatchObject({ verb: "POST", path: `/a2a/rest/assistant/tasks/${sent.id}:subscribe`, body: "" });
+    expect(StreamResponse.toJSON(first.value as StreamResponse)).toMatchObject({ task: { id: sent.id, status: { state: "TASK_STATE_WORKING" } } });
+    held[0]!.release("the late answer");
+    const rest = await wireEvents({ [Symbol.asyncIterator]: () => subscription });
+    expect(chunkText(rest)).toBe("the late answer");
+    expect(rest.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+
+    const other = (await client.sendMessage(send("never mind", { returnImmediately: true }))) as Task;
+    await eventually(
+      () => held.length,
+      (n) => n > 1,
+      "the second model call",
+    );
+    const canceled = Task.toJSON(await client.cancelTask(CancelTaskRequest.fromJSON({ id: other.id }))) as any;
+    // As the SDK sends it: Content-Type JSON and no body, which the edge takes (docs/protocol.md "HTTP+JSON").
+    expect(seen.at(-1)).toMatchObject({ verb: "POST", path: `/a2a/rest/assistant/tasks/${other.id}:cancel`, body: "", contentType: "application/json" });
+    expect(canceled).toMatchObject({ id: other.id, status: { state: "TASK_STATE_CANCELED" } });
+    const twice = Task.toJSON(await client.cancelTask(CancelTaskRequest.fromJSON({ id: other.id }))) as any;
+    expect(twice.status.state).toBe("TASK_STATE_CANCELED");
+  });
+
+  it("listTasks with its filters in the query", async () => {
+    const { client, seen } = await sdkRestClient();
+    const done = (await client.sendMessage(send("list me"))) as Task;
+    const page = ListTasksResponse.toJSON(
+      await client.listTasks(ListTasksRequest.fromJSON({ contextId: done.contextId, status: "TASK_STATE_COMPLETED", pageSize: 10, includeArtifacts: true })),
+    ) as any;
+    expect(seen.at(-1)!.verb).toBe("GET");
+    expect(new URL(`${ORIGIN}${seen.at(-1)!.path}`).searchParams.get("status")).toBe("TASK_STATE_COMPLETED");
+    expect(page.tasks.map((t: any) => t.id)).toEqual([done.id]);
+    expect(page.tasks[0].artifacts[0].parts[0].text).toBe("echo: list me");
+    const none = ListTasksResponse.toJSON(
+      await client.listTasks(ListTasksRequest.fromJSON({ contextId: done.contextId, status: "TASK_STATE_WORKING" })),
+    ) as any;
+    expect(none.tasks ?? []).toEqual([]);
+  });
+
+  it("push configs: create, get, list, delete", async () => {
+    const { client, seen } = await sdkRestClient();
+    const task = (await client.sendMessage(send("push me", { returnImmediately: true }))) as Task;
+    const config = { taskId: task.id, id: "sdk-config", url: PUSH_URL, token: "notify-secret" };
+    const created = TaskPushNotificationConfig.toJSON(await client.createTaskPushNotificationConfig(TaskPushNotificationConfig.fromJSON(config)));
+    expect(created).toMatchObject(config);
+    expect(seen.at(-1)).toMatchObject({ verb: "POST", path: `/a2a/rest/assistant/tasks/${task.id}/pushNotificationConfigs` });
+    const read = await client.getTaskPushNotificationConfig(GetTaskPushNotificationConfigRequest.fromJSON({ taskId: task.id, id: "sdk-config" }));
+    expect(TaskPushNotificationConfig.toJSON(read)).toMatchObject(config);
+    const listed = await client.listTaskPushNotificationConfig(ListTaskPushNotificationConfigsRequest.fromJSON({ taskId: task.id }));
+    expect(listed.configs.map((c) => c.id)).toEqual(["sdk-config"]);
+    await client.deleteTaskPushNotificationConfig(DeleteTaskPushNotificationConfigRequest.fromJSON({ taskId: task.id, id: "sdk-config" }));
+    expect(seen.at(-1)).toMatchObject({ verb: "DELETE", path: `/a2a/rest/assistant/tasks/${task.id}/pushNotificationConfigs/sdk-config` });
+    const after = await client.listTaskPushNotificationConfig(ListTaskPushNotificationConfigsRequest.fromJSON({ taskId: task.id }));
+    expect(after.configs).toEqual([]);
+  });
+
+  it("a refused call is the SDK's own error, with the HTTP status of the spec: TaskNotFound 404, TaskNotCancelable 409, UnsupportedOperation 400", async () => {
+    const { client } = await sdkRestClient();
+    await expect(client.getTask(GetTaskRequest.fromJSON({ id: crypto.randomUUID() }))).rejects.toSatisfy(
+      (error) => error instanceof TaskNotFoundError && (error as { statusCode?: number }).statusCode === 404,
+    );
+    const done = (await client.sendMessage(send("finished"))) as Task;
+    await expect(client.cancelTask(CancelTaskRequest.fromJSON({ id: done.id }))).rejects.toSatisfy(
+      (error) => error instanceof TaskNotCancelableError && (error as { statusCode?: number }).statusCode === 409,
+    );
+    await expect(wireEvents(client.resubscribeTask(SubscribeToTaskRequest.fromJSON({ id: done.id })))).rejects.toSatisfy(
+      (error) => error instanceof UnsupportedOperationError && (error as { statusCode?: number }).statusCode === 400,
+    );
   });
 });

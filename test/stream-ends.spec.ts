@@ -6,6 +6,7 @@ import { overTheNetwork } from "./support/network.js";
 import { useMarkerHarness } from "./support/turn-harness.js";
 import { chatCompletion, chatToolCall, eventually, holdModel } from "./support/outbound.js";
 import { mintToken } from "./support/gatekeeper.js";
+import { drainRest, openRestStream } from "./support/rest.js";
 import { call, drain, openStream, userMessage, type Fetcher } from "./support/rpc.js";
 
 // How a stream shows it is open, frees its place when its client is gone,
@@ -160,6 +161,37 @@ describe("a stream's end", () => {
     expect(resumed[0]!.headers.get("Last-Event-ID")).toBe(events[0]!.id);
     expect(await resumed[0]!.json()).toMatchObject({ method: "SubscribeToTask", params: { id: task.id } });
     expect(resumed[0]!.headers.get("Authorization")).not.toBe(`Bearer ${token}`);
+  });
+});
+
+describe("over HTTP+JSON", () => {
+  it("the same heartbeat, the same cap on open streams (429 in AIP-193's shape), the same end at the maximum lifetime", async () => {
+    const lifetime = 800;
+    const worker = edgeWith({ streamMaxLifetimeMs: lifetime });
+    const caller = newCaller();
+    const taskId = await parkedTask(worker, caller);
+    const opened = Date.now();
+    const open = [
+      await openRestStream("SubscribeToTask", { id: taskId }, { worker, mint: caller }),
+      await openRestStream("SubscribeToTask", { id: taskId }, { worker, mint: caller, verb: "POST" }),
+    ];
+    expect(open.map((s) => s.status)).toEqual([200, 200]);
+    const refused = await openRestStream("SubscribeToTask", { id: taskId }, { worker, mint: caller });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("Retry-After")).toBe("5");
+    expect(refused.body.error).toMatchObject({
+      code: 429,
+      status: "RESOURCE_EXHAUSTED",
+      details: [
+        expect.objectContaining({ reason: "QUOTA_EXCEEDED", domain: "dynamicagents.dev", metadata: expect.objectContaining({ limit: "maxOpenStreams" }) }),
+      ],
+    });
+    const events = await drainRest(open[0]!);
+    expect(events.map((e) => stateOf(e.event))).toEqual(["TASK_STATE_INPUT_REQUIRED"]);
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(lifetime);
+    expect(open[0]!.comments).toContain("keepalive");
+    expect(open[0]!.comments.at(-1)).toBe("closing: maximum stream lifetime (1 s) reached; resume with a fresh token and Last-Event-ID");
+    await drainRest(open[1]!);
   });
 });
 

@@ -11,22 +11,25 @@
 //   - it serves the conformance tenant's card at its own well-known URL, its
 //     interface pointing at itself, re-signed with its own key;
 //   - it forwards each JSON-RPC call (on `/a2a` or `/a2a/`, as clients write
-//     the interface URL) with `params.tenant` set, every sent message's id
-//     made unique (its prefix, which picks the scenario, kept) and, on a send
-//     without one, a push config pointing at itself, where it takes pushes
-//     and logs them;
+//     the interface URL) with `params.tenant` set, and each HTTP+JSON call
+//     (under `/a2a/rest`) with the tenant put in its path; every sent
+//     message's id made unique (its prefix, which picks the scenario, kept)
+//     and, on a send without one, a push config pointing at itself, where it
+//     takes pushes and logs them;
 //   - it moves a push URL the suite gives (its own receiver on `localhost`)
 //     onto its own origin, the token's `iss`, where the deployment may call,
 //     and relays what arrives there to that receiver as it came (a receiver
 //     off this machine only gets the push taken and logged);
 //   - it relays replies, server-sent event streams included, unchanged, and
-//     forwards a body it cannot read as a JSON-RPC request unchanged, so the
-//     edge's own refusals (-32005, -32700, -32600, -32009) reach the suite.
+//     forwards a body it cannot read as a request unchanged, so the edge's
+//     own refusals (-32005, -32700, -32600, -32009, and HTTP+JSON's 404 and
+//     405) reach the suite.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import { FlattenedSign, exportJWK, generateKeyPair } from "jose";
 import { jcs } from "../../src/a2a/jcs.ts";
-import { A2A_PATH, CARD_PATH, JWKS_PATH, endpointOf, isJsonMediaType, jwksUrlOf } from "../../src/a2a/wire.ts";
+import { matchRestRoute } from "../../src/a2a/rest-routes.ts";
+import { A2A_PATH, A2A_REST_PATH, CARD_PATH, JWKS_PATH, endpointOf, isJsonMediaType, jwksUrlOf, restEndpointOf } from "../../src/a2a/wire.ts";
 import { makeGatekeeperToken } from "../../src/testing/gatekeeper-token.ts";
 import { rpcCall } from "../../src/testing/rpc-client.ts";
 import { closeServer, listen, sendJson } from "../dev/http.mjs";
@@ -97,6 +100,7 @@ export async function startConformanceProxy({ upstream, port = 0, log = () => {}
     if (path === NOTIFY_PATH && req.method === "POST") return takePush(req, res);
     if (path.startsWith(RELAY_PATH) && req.method === "POST") return relayPush(req, res, path.slice(RELAY_PATH.length));
     if ((path === A2A_PATH || path === `${A2A_PATH}/`) && req.method === "POST") return forward(req, res);
+    if (path === A2A_REST_PATH || path.startsWith(`${A2A_REST_PATH}/`)) return forwardRest(req, res, path);
     return sendJson(res, 404, { error: "not_found", error_description: `No route for ${req.method} ${path}` });
   }
 
@@ -146,16 +150,19 @@ export async function startConformanceProxy({ upstream, port = 0, log = () => {}
   }
 
   /**
-   * The card as the proxy serves it: every interface at the proxy's endpoint
-   * (tenant kept), no security scheme (the proxy asks its client for no
-   * credentials: it supplies them), and signed again by the proxy, since the
-   * deployment's signature covers the URLs it replaced.
+   * The card as the proxy serves it: every interface at the proxy's own
+   * endpoint of its binding (tenant kept), no security scheme (the proxy
+   * asks its client for no credentials: it supplies them), and signed again
+   * by the proxy, since the deployment's signature covers the URLs it replaced.
    */
   async function rewriteCard(upstreamCard) {
     const { signatures: _signatures, securitySchemes: _schemes, securityRequirements: _requirements, ...rest } = upstreamCard;
     const card = {
       ...rest,
-      supportedInterfaces: (rest.supportedInterfaces ?? []).map((i) => ({ ...i, url: endpointOf(origin) })),
+      supportedInterfaces: (rest.supportedInterfaces ?? []).map((i) => ({
+        ...i,
+        url: i.protocolBinding === "HTTP+JSON" ? restEndpointOf(origin) : endpointOf(origin),
+      })),
     };
     // The deployment's cards are their own proto-JSON image with no empty field (docs/protocol.md
     // "Card signatures"), and the rewrite keeps them so: plain JCS is their canonical form.
@@ -255,31 +262,91 @@ export async function startConformanceProxy({ upstream, port = 0, log = () => {}
       );
     }
     const rewritten = rewriteCall(req, raw);
+    const upstreamReply = await send(req, res, endpoint, "POST", rewritten?.body ?? raw);
+    log(`→ ${rewritten?.method ?? "(unread body)"}${rewritten?.messageId ? ` ${rewritten.messageId}` : ""} → HTTP ${upstreamReply.reply.status}`);
+    // A JSON-RPC reply carries its result in `result`.
+    return relay(
+      res,
+      upstreamReply,
+      rewritten?.method,
+      (reply) => reply?.result,
+      (reply, result) => ({ ...reply, result }),
+    );
+  }
+
+  /**
+   * One HTTP+JSON call: to the same path upstream under the tenant's
+   * `/{tenant}` (the suite writes its routes without one), its JSON body
+   * rewritten as a JSON-RPC call's params are when it can be read as one;
+   * the reply relayed as it comes.
+   */
+  async function forwardRest(req, res, path) {
+    const raw = await readRaw(req);
+    if (raw === undefined) {
+      const message = `Request body exceeds ${MAX_BODY} bytes`;
+      return sendJson(res, 413, { error: { code: 413, status: "INVALID_ARGUMENT", message, details: [] } }, { Connection: "close" });
+    }
+    const below = path.slice(A2A_REST_PATH.length);
+    const routed = below.startsWith(`/${CONFORMANCE_TENANT}/`) ? below : `/${CONFORMANCE_TENANT}${below}`;
+    const route = matchRestRoute(req.method ?? "", routed);
+    const method = route.kind === "route" ? route.method : undefined;
+    const rewritten = raw.length > 0 && method ? rewriteBody(req, raw, method) : undefined;
+    const { search } = new URL(req.url ?? "/", origin);
+    const upstreamReply = await send(
+      req,
+      res,
+      `${upstreamOrigin}${A2A_REST_PATH}${routed}${search}`,
+      req.method ?? "GET",
+      raw.length > 0 ? (rewritten?.body ?? raw) : undefined,
+    );
+    log(`→ ${req.method} ${A2A_REST_PATH}${routed}${rewritten?.messageId ? ` ${rewritten.messageId}` : ""} → HTTP ${upstreamReply.reply.status}`);
+    // An HTTP+JSON reply is its result.
+    return relay(
+      res,
+      upstreamReply,
+      method,
+      (reply) => reply,
+      (_reply, result) => result,
+    );
+  }
+
+  /** Sends a call upstream with a token of the proxy's and the headers the client sent that travel; a client that hangs up hangs up upstream too. */
+  async function send(req, res, url, method, body) {
     const headers = { authorization: `Bearer ${await token()}` };
     for (const name of FORWARDED) {
       const value = header(req, name);
       if (value !== undefined) headers[name] = value;
     }
     const abort = new AbortController();
-    // A client that hangs up (a stream it is done with) hangs up upstream too, so the deployment frees the stream.
+    // So the deployment frees a stream its client is done with.
     res.on("close", () => abort.abort());
-    const upstreamReply = await fetch(endpoint, { method: "POST", headers, body: rewritten?.body ?? raw, signal: abort.signal, redirect: "manual" });
-    log(`→ ${rewritten?.method ?? "(unread body)"}${rewritten?.messageId ? ` ${rewritten.messageId}` : ""} → HTTP ${upstreamReply.status}`);
+    const reply = await fetch(url, { method, headers, body, signal: abort.signal, redirect: "manual" });
+    return { reply, aborted: () => abort.signal.aborted };
+  }
+
+  /**
+   * The deployment's reply, relayed: the extended card as the one the proxy
+   * serves, a push config's URL as the suite sent it, anything else (a
+   * stream included) as it comes. `resultOf` and `withResult` read and write
+   * the result in the binding's reply.
+   */
+  async function relay(res, { reply: upstreamReply, aborted }, method, resultOf, withResult) {
     const replyHeaders = {};
     for (const [name, value] of upstreamReply.headers) if (!HOP_BY_HOP.has(name)) replyHeaders[name] = value;
-    if (rewritten?.method === "GetExtendedAgentCard" && isJsonMediaType(upstreamReply.headers.get("content-type"))) {
-      // The extended card is the one the proxy serves: the same interface, the same signature.
+    const rewrite = method === "GetExtendedAgentCard" || CONFIG_RESULTS.has(method);
+    if (rewrite && upstreamReply.ok && isJsonMediaType(upstreamReply.headers.get("content-type"))) {
       const reply = JSON.parse(await upstreamReply.text());
-      if (reply?.result && typeof reply.result === "object") reply.result = await rewriteCard(reply.result);
-      return sendJson(res, upstreamReply.status, reply, replyHeaders);
-    }
-    if (CONFIG_RESULTS.has(rewritten?.method) && isJsonMediaType(upstreamReply.headers.get("content-type"))) {
-      // A config's URL as the suite sent it, not the relay path the deployment stored.
-      const reply = JSON.parse(await upstreamReply.text());
-      if (isObject(reply?.result)) {
-        reply.result = Array.isArray(reply.result.configs) ? { ...reply.result, configs: reply.result.configs.map(unrelayed) } : unrelayed(reply.result);
-      }
-      return sendJson(res, upstreamReply.status, reply, replyHeaders);
+      const result = resultOf(reply);
+      if (!isObject(result)) return sendJson(res, upstreamReply.status, reply, replyHeaders);
+      // The extended card is the one the proxy serves: the same interfaces, the same signature;
+      // a config's URL is the suite's, not the relay path the deployment stored.
+      const rewritten =
+        method === "GetExtendedAgentCard"
+          ? await rewriteCard(result)
+          : Array.isArray(result.configs)
+            ? { ...result, configs: result.configs.map(unrelayed) }
+            : unrelayed(result);
+      return sendJson(res, upstreamReply.status, withResult(reply, rewritten), replyHeaders);
     }
     res.writeHead(upstreamReply.status, replyHeaders);
     if (!upstreamReply.body) return res.end();
@@ -287,8 +354,8 @@ export async function startConformanceProxy({ upstream, port = 0, log = () => {}
       for await (const chunk of upstreamReply.body) res.write(chunk);
       res.end();
     } catch (error) {
-      // The client went away (the abort above), or the deployment did mid-stream: nothing more to relay.
-      if (!abort.signal.aborted) log(`! stream of ${rewritten?.method ?? "a call"} broke off: ${error.message}`);
+      // The client went away (the abort), or the deployment did mid-stream: nothing more to relay.
+      if (!aborted()) log(`! stream of ${method ?? "a call"} broke off: ${error.message}`);
       res.destroy();
     }
   }
@@ -299,16 +366,39 @@ export async function startConformanceProxy({ upstream, port = 0, log = () => {}
    * (or no) params, in a JSON content type: that one goes as it came.
    */
   function rewriteCall(req, raw) {
+    const call = readJson(req, raw);
+    if (!isObject(call) || (call.params !== undefined && !isObject(call.params))) return undefined;
+    const method = typeof call.method === "string" ? call.method : undefined;
+    const { params, messageId } = rewriteParams(method, { ...call.params, tenant: CONFORMANCE_TENANT });
+    return { method, messageId, body: JSON.stringify({ ...call, params }) };
+  }
+
+  /** An HTTP+JSON body (a JSON object in a JSON content type) rewritten as a call's params are; undefined for any other, which goes as it came. */
+  function rewriteBody(req, raw, method) {
+    const body = readJson(req, raw);
+    if (!isObject(body)) return undefined;
+    // The path names the tenant; a body naming another would be refused as the token is.
+    const { params, messageId } = rewriteParams(method, Object.hasOwn(body, "tenant") ? { ...body, tenant: CONFORMANCE_TENANT } : body);
+    return { messageId, body: JSON.stringify(params) };
+  }
+
+  /** The body as JSON when its content type says JSON and it parses; otherwise undefined. */
+  function readJson(req, raw) {
     if (!isJsonMediaType(header(req, "content-type"))) return undefined;
-    let call;
     try {
-      call = JSON.parse(raw.toString("utf8"));
+      return JSON.parse(raw.toString("utf8"));
     } catch {
       return undefined;
     }
-    if (!isObject(call) || (call.params !== undefined && !isObject(call.params))) return undefined;
-    const method = typeof call.method === "string" ? call.method : undefined;
-    let params = { ...call.params, tenant: CONFORMANCE_TENANT };
+  }
+
+  /**
+   * A method's params (a JSON-RPC call's, an HTTP+JSON body) with what the
+   * platform needs: on a send, a fresh message id and a push config; a push
+   * config's URL on the proxy's origin.
+   */
+  function rewriteParams(method, given) {
+    let params = { ...given };
     let messageId;
     // Fields are read by either proto-JSON name and left under the name they came with: the deployment reads both.
     if (method && SENDS.has(method)) {
@@ -328,7 +418,7 @@ export async function startConformanceProxy({ upstream, port = 0, log = () => {}
       }
     }
     if (method === "CreateTaskPushNotificationConfig") params = relayed(params);
-    return { method, messageId, body: JSON.stringify({ ...call, params }) };
+    return { params, messageId };
   }
 
   return {

@@ -2,9 +2,10 @@
 // `npm run conformance`: the public A2A conformance suite against the reference
 // deployment, offline, as docs/conformance.md describes it: the suite prepared
 // from its pinned copy, the Worker under `wrangler dev --local` with the
-// `conformance` tenant, the conformance proxy in front, the suite on JSON-RPC.
-// Fails on any MUST requirement the suite marks FAIL that docs/conformance.md
-// does not list, with its reason, as the suite's own mistake.
+// `conformance` tenant, the conformance proxy in front, the suite on each
+// binding the Worker serves (JSON-RPC, then HTTP+JSON). Fails on any MUST
+// requirement the suite marks FAIL on either that docs/conformance.md does
+// not list, with its reason, as the suite's own mistake.
 import { spawn } from "node:child_process";
 import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,6 +23,11 @@ const DOC = join(root, "docs", "conformance.md");
 const LOGS = join(root, ".test-output", "conformance");
 const DEFAULT_SETUP = resolve(root, "..", "shared", "conformance", "setup.sh");
 const WORKER_READY_MS = 120_000;
+/** The suite's name of each binding the Worker serves (its --transport), with the card's. */
+const BINDINGS = [
+  { transport: "jsonrpc", name: "JSON-RPC" },
+  { transport: "http_json", name: "HTTP+JSON" },
+];
 /** A whole run takes a few minutes; a suite stuck on a stream must not hold CI for its 90. */
 const SUITE_TIMEOUT_MS = 30 * 60_000;
 
@@ -29,8 +35,8 @@ const USAGE = `Usage: npm run conformance [-- options]
 
 Runs the public A2A conformance suite (a2a-tck) against the reference Worker's
 "${CONFORMANCE_TENANT}" tenant through the conformance proxy, all on 127.0.0.1,
-offline. Fails on a MUST requirement that fails and is not listed in
-docs/conformance.md "The suite's mistakes".
+offline, on JSON-RPC and on HTTP+JSON. Fails on a MUST requirement that fails
+on either and is not listed in docs/conformance.md "The suite's mistakes".
 
 Options:
   --setup PATH   the suite's setup script (default ${DEFAULT_SETUP};
@@ -126,24 +132,30 @@ try {
   await worker.ready(signing, WORKER_READY_MS);
   say(`Worker ${worker.origin} (CONFORMANCE=1), proxy ${proxy.origin}, caller ${proxy.identity.key}`);
 
-  // 3. The suite, JSON-RPC only: the binding the Worker serves.
-  const reportFile = join(suiteDir, "reports", "compatibility.json");
-  rmSync(reportFile, { force: true });
-  const suiteStarted = Date.now();
-  const suite = await run(join(suiteDir, ".venv", "bin", "python"), ["run_tck.py", "--sut-host", proxy.origin, "--transport", "jsonrpc"], {
-    cwd: suiteDir,
-    timeoutMs: SUITE_TIMEOUT_MS,
-  });
-  const minutes = ((Date.now() - suiteStarted) / 60_000).toFixed(1);
-  if (!existsSync(reportFile)) throw new Error(`the suite wrote no ${reportFile} (exit ${suite.code})`);
-  copyFileSync(reportFile, join(LOGS, "compatibility.json"));
+  // 3. The suite, once per binding, one after the other against the same Worker and proxy.
+  const known = knownMistakesIn(DOC);
+  const failed = [];
+  for (const { transport, name } of BINDINGS) {
+    const reportFile = join(suiteDir, "reports", "compatibility.json");
+    rmSync(reportFile, { force: true });
+    const suiteStarted = Date.now();
+    const suite = await run(join(suiteDir, ".venv", "bin", "python"), ["run_tck.py", "--sut-host", proxy.origin, "--transport", transport], {
+      cwd: suiteDir,
+      timeoutMs: SUITE_TIMEOUT_MS,
+    });
+    const minutes = ((Date.now() - suiteStarted) / 60_000).toFixed(1);
+    if (!existsSync(reportFile)) throw new Error(`the suite wrote no ${reportFile} on ${name} (exit ${suite.code})`);
+    copyFileSync(reportFile, join(LOGS, `compatibility-${transport}.json`));
 
-  // 4. The verdict: MUST failures against the documented list.
-  const verdict = judge(JSON.parse(readFileSync(reportFile, "utf8")), knownMistakesIn(DOC));
-  say(`the suite ran ${minutes} min (exit ${suite.code}; it fails on any FAIL, listed ones included); ${proxy.pushes.length} pushes relayed or taken`);
-  for (const line of summaryLines(verdict)) say(line);
-  if (!verdict.ok) fail(`${verdict.unexpected.length} MUST requirement(s) failed that docs/conformance.md does not list as the suite's mistakes`);
-  else say(`no MUST failure outside docs/conformance.md's list (${Math.round((Date.now() - started) / 1000)} s in all)`);
+    // 4. The verdict: MUST failures against the documented list.
+    const verdict = judge(JSON.parse(readFileSync(reportFile, "utf8")), known);
+    say(`${name}: the suite ran ${minutes} min (exit ${suite.code}; it fails on any FAIL, listed ones included)`);
+    for (const line of summaryLines(verdict)) say(`${name}: ${line}`);
+    if (!verdict.ok) failed.push(`${verdict.unexpected.length} on ${name}`);
+  }
+  say(`${proxy.pushes.length} pushes relayed or taken`);
+  if (failed.length) fail(`MUST requirement(s) failed that docs/conformance.md does not list as the suite's mistakes: ${failed.join(", ")}`);
+  else say(`no MUST failure outside docs/conformance.md's list on either binding (${Math.round((Date.now() - started) / 1000)} s in all)`);
 } catch (error) {
   fail(`${error.message}\nwrangler's output ends:\n${worker.logTail(30)}`);
 } finally {

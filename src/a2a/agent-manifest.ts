@@ -61,8 +61,10 @@ export function validateManifest(manifest: AgentManifest, tenant?: string): Agen
 }
 
 export interface CardContext {
-  /** `<origin>/a2a` */
+  /** `<origin>/a2a`: the JSON-RPC interface. */
   endpoint: string;
+  /** `<origin>/a2a/rest`: the HTTP+JSON interface, listed after JSON-RPC's; none when absent. */
+  restEndpoint?: string;
   /** Omitted for the deployment's stub card. */
   tenant?: string;
 }
@@ -94,14 +96,11 @@ export function buildCardWire(manifest: AgentManifest, context: CardContext): Re
     name: manifest.name,
     description: manifest.description,
     version: manifest.version,
+    // JSON-RPC first: the card's preferred interface (A2A §5.2).
     supportedInterfaces: [
-      {
-        url: context.endpoint,
-        protocolBinding: "JSONRPC",
-        ...(context.tenant === undefined ? {} : { tenant: context.tenant }),
-        protocolVersion: "1.0",
-      },
-    ],
+      { url: context.endpoint, protocolBinding: "JSONRPC" },
+      ...(context.restEndpoint === undefined ? [] : [{ url: context.restEndpoint, protocolBinding: "HTTP+JSON" }]),
+    ].map((entry) => ({ ...entry, ...(context.tenant === undefined ? {} : { tenant: context.tenant }), protocolVersion: "1.0" })),
     provider: manifest.provider,
     documentationUrl: manifest.documentationUrl,
     iconUrl: manifest.iconUrl,

@@ -3,13 +3,17 @@
 // directly (`…/src/a2a/wire.ts`, Node strips the types) and shares every
 // name and number with the Worker. docs/protocol.md says what each one means.
 
-/** Where this deployment answers (docs/protocol.md "Wire"): JSON-RPC, the stub card, the JWKS. */
+/** Where this deployment answers (docs/protocol.md "Wire"): JSON-RPC, HTTP+JSON (under `/{tenant}`), the stub card, the JWKS. */
 export const A2A_PATH = "/a2a";
+export const A2A_REST_PATH = "/a2a/rest";
 export const CARD_PATH = "/.well-known/agent-card.json";
 export const JWKS_PATH = "/.well-known/jwks.json";
 
 /** The endpoint a token for the deployment at `origin` is minted for: `aud` compares to exactly this. */
 export const endpointOf = (origin: string): string => `${origin}${A2A_PATH}`;
+
+/** The HTTP+JSON interface URL of the deployment at `origin`; its tokens' `aud` is still {@link endpointOf}. */
+export const restEndpointOf = (origin: string): string => `${origin}${A2A_REST_PATH}`;
 
 /** The key set of a gatekeeper (or of this deployment) at `origin`: the only `jku` accepted for it. */
 export const jwksUrlOf = (origin: string): string => `${origin}${JWKS_PATH}`;
@@ -20,11 +24,8 @@ export const A2A_VERSION = "1.0";
 
 /** The header naming the extensions a request activates, and a response echoes (A2A §3.2.6). */
 export const A2A_EXTENSIONS_HEADER = "A2A-Extensions";
-/** Erasure (docs/retention.md "Erasure"): every card declares it, not required; its methods need no header. */
+/** Erasure (docs/retention.md "Erasure"): every card declares it, not required; its methods (methods.ts) need no header. */
 export const ERASURE_EXTENSION = "https://dynamicagents.dev/ext/erasure/v1";
-/** The erasure extension's JSON-RPC methods: not A2A's, so their result is their own shape. */
-export const DELETE_CONTEXT_METHOD = "dynamicagents/DeleteContext";
-export const DELETE_CALLER_DATA_METHOD = "dynamicagents/DeleteCallerData";
 
 /** The media type of a push's body (a StreamResponse). */
 export const A2A_JSON = "application/a2a+json";

@@ -2,7 +2,7 @@ import { ConfigError } from "../errors/index.js";
 import { buildCardWire, validateManifest, type AgentManifest } from "../a2a/agent-manifest.js";
 import { signCard } from "../a2a/card-signing.js";
 import type { SigningKey } from "../a2a/signing-key.js";
-import { endpointOf } from "../a2a/wire.js";
+import { endpointOf, restEndpointOf } from "../a2a/wire.js";
 import { cachedBody, type CachedBody } from "./http-cache.js";
 
 export interface SignedCard extends CachedBody {
@@ -57,7 +57,7 @@ export class CardCache {
       // Only ever asked for a tenant the edge's known-tenant step let through.
       if (!manifest) throw new ConfigError({ kind: "manifest", name: `tenants.${tenant}` }, `no manifest for tenant ${tenant}`, { code: ConfigError.MISSING });
       const made = (async () => {
-        const wire = buildCardWire(manifest, { endpoint: endpointOf(origin), tenant });
+        const wire = buildCardWire(manifest, { endpoint: endpointOf(origin), restEndpoint: restEndpointOf(origin), tenant });
         const signed = await signCard(wire, key, origin);
         return { card: signed, ...(await cachedBody(signed)) };
       })();

@@ -1,5 +1,6 @@
 // The PatternRouter preset: a few fixed paths need no faster router, and it is the smallest (scripts/check/bundle-size.mjs).
 import { Hono } from "hono/tiny";
+import type { Handler } from "hono";
 import { etag } from "hono/etag";
 import { agentStartFailed } from "../a2a/errors.js";
 import { GatekeeperJwks } from "../a2a/gatekeeper-jwks.js";
@@ -7,7 +8,7 @@ import { loadGatekeeperOrigins } from "../a2a/gatekeeper-origins.js";
 import { cardInputModes } from "../a2a/parts.js";
 import { loadPreviousPublicKeys } from "../a2a/previous-keys.js";
 import { loadSigningKey } from "../a2a/signing-key.js";
-import { A2A_PATH, CARD_PATH, JWKS_PATH } from "../a2a/wire.js";
+import { A2A_PATH, A2A_REST_PATH, CARD_PATH, JWKS_PATH } from "../a2a/wire.js";
 import { ConfigError } from "../errors/index.js";
 import { CardCache } from "./card-cache.js";
 import { objectPerCaller } from "./caller-object.js";
@@ -18,11 +19,13 @@ import { EventStream, sseResponse } from "./event-stream.js";
 import { extensionsStep } from "./extensions.js";
 import { cachedBody, cachedResponse, lastModifiedOf, notModifiedSince, RETAINED_ON_304, type CachedBody } from "./http-cache.js";
 import type { CallerObject } from "../boundary/index.js";
+import { jsonRpcStep } from "./jsonrpc-binding.js";
 import type { A2AWorkerOptions, EdgeEnv } from "./options.js";
 import { hostStep } from "./public-origin.js";
 import { rateLimitStep } from "./rate-limit.js";
 import { bodyLimitStep, contentTypeStep, envelopeStep, knownTenantStep, versionStep } from "./request-steps.js";
-import { jsonRpcResult, methodNotAllowed, notFound } from "./responses.js";
+import { methodNotAllowed, notFound } from "./responses.js";
+import { restRouteStep } from "./rest-binding.js";
 import { startInBackground, startOnTurnWorkflow } from "./start-turn.js";
 import { tenantClaimStep, tokenStep } from "./token-steps.js";
 
@@ -37,10 +40,11 @@ const MAX_STREAM_HEARTBEAT_MS = 15_000;
 const DEFAULT_STREAM_MAX_LIFETIME_MS = 10 * 60_000;
 
 /**
- * The zero-trust edge: the stub card, the JWKS, and JSON-RPC on `/a2a`, its
- * steps registered in the order of docs/protocol.md "The edge, in order", so
- * each refuses before the next runs and no Durable Object is addressed before
- * the method. State lives for the isolate (JWKS and card caches).
+ * The zero-trust edge: the stub card, the JWKS, JSON-RPC on `/a2a` and
+ * HTTP+JSON under `/a2a/rest`, their steps registered in the order of
+ * docs/protocol.md "The edge, in order", so each refuses before the next
+ * runs and no Durable Object is addressed before the method. State lives for
+ * the isolate (JWKS and card caches).
  */
 export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<Env>) {
   const tenantNames = Object.keys(options.tenants);
@@ -85,27 +89,25 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
     return cachedResponse(await body, CARD_MAX_AGE, lastModifiedOf(c.env, key.kid));
   });
 
-  // One registration per step, in order: hono runs them as one chain, and a
-  // step that throws ends it (onError answers). Each path also matches itself
-  // with a trailing slash (hono/tiny's PatternRouter): `/a2a/` is `/a2a`, as
-  // clients append the slash to the interface URL (docs/protocol.md "Wire").
-  app.use(A2A_PATH, extensionsStep<Env>());
-  app.post(A2A_PATH, tokenStep<Env>({ jwks, now: options.now }));
-  app.post(A2A_PATH, contentTypeStep<Env>());
-  app.post(A2A_PATH, bodyLimitStep(options.maxBodyBytes ?? DEFAULT_MAX_BODY));
-  app.post(A2A_PATH, versionStep<Env>());
-  app.post(A2A_PATH, envelopeStep<Env>());
-  app.post(A2A_PATH, tenantClaimStep<Env>());
-  app.post(
-    A2A_PATH,
+  // Steps 3 to 9, one chain serving both bindings: each step asks the
+  // request's binding (set before it) how to read the request and answer it.
+  const steps = [
+    contentTypeStep<Env>(),
+    bodyLimitStep<Env>(options.maxBodyBytes ?? DEFAULT_MAX_BODY),
+    versionStep<Env>(),
+    envelopeStep<Env>(),
+    tenantClaimStep<Env>(),
     rateLimitStep<Env>({
       limiter: options.rateLimiter ?? ((env) => env.A2A_RATE_LIMITER),
       retryAfterSeconds: Math.max(1, Math.ceil(options.rateLimitRetryAfterSeconds ?? DEFAULT_RATE_LIMIT_RETRY_AFTER)),
     }),
-  );
-  app.post(A2A_PATH, knownTenantStep<Env>(options.tenants));
-  app.post(A2A_PATH, async (c) => {
-    const { id, method, params } = c.get("call");
+    knownTenantStep<Env>(options.tenants),
+  ];
+  const token = tokenStep<Env>({ jwks, now: options.now });
+  // First on both bindings: every answer, a refusal too, echoes the extensions its request activated.
+  const extensions = extensionsStep<Env>();
+  const answer: Handler<EdgeHono<Env>> = async (c) => {
+    const call = c.get("call");
     const caller = c.get("caller");
     let stub: CallerObject | undefined;
     const agent = (fresh = false) => {
@@ -118,7 +120,7 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
         throw error;
       }
     };
-    const result = await dispatch(method, params, {
+    const result = await dispatch(call.method, call.params(), {
       tenant: caller.tenant,
       origin: c.get("origin"),
       caller: { key: caller.identity.key, gatekeeper: caller.issuer, ...(caller.identity.name ? { name: caller.identity.name } : {}) },
@@ -130,12 +132,28 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
       cards,
       lastEventId: c.req.header("Last-Event-ID"),
     });
+    const binding = c.get("binding");
     if (result instanceof EventStream) {
       const timing = { heartbeatMs, maxLifetimeMs, tokenExp: caller.claims.exp!, now };
-      return sseResponse(c, id, result, timing, (promise) => c.executionCtx.waitUntil(promise));
+      return sseResponse(
+        c,
+        (eventJson) => binding.eventData(call, eventJson),
+        result,
+        timing,
+        (promise) => c.executionCtx.waitUntil(promise),
+      );
     }
-    return jsonRpcResult(id, result);
-  });
+    return binding.result(call, result);
+  };
+
+  // hono runs each route's handlers as one chain, in order, and a step that
+  // throws ends it (onError answers). JSON-RPC: `/a2a`, which hono/tiny's
+  // PatternRouter also matches with a trailing slash (`/a2a/`, as clients
+  // append the slash to the interface URL, docs/protocol.md "Wire").
+  // HTTP+JSON: every path under `/a2a/rest`, whose route step (404, 405)
+  // comes right after the token.
+  app.post(A2A_PATH, extensions, jsonRpcStep<Env>(), token, ...steps, answer);
+  app.all(`${A2A_REST_PATH}/*`, extensions, token, restRouteStep<Env>(), ...steps, answer);
   app.all(A2A_PATH, () => methodNotAllowed());
   app.notFound((c) => notFound(c.req.method, new URL(c.req.url).pathname));
   app.onError(errorResponse);

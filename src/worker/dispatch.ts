@@ -2,10 +2,11 @@ import { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { ErrorCode, RpcError, contentTypeNotSupported } from "../a2a/errors.js";
 import { assertContentWithinLimit } from "../a2a/limits.js";
 import { acceptsMediaType, partMediaType } from "../a2a/parts.js";
-import { readProtoNames, type MessageName } from "../a2a/proto-names.js";
+import { DELETE_CALLER_DATA_METHOD, DELETE_CONTEXT_METHOD, isMethod, requestOf, type Method as MethodName } from "../a2a/methods.js";
+import { readProtoNames } from "../a2a/proto-names.js";
 import { validateCallerPushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
-import { DELETE_CALLER_DATA_METHOD, DELETE_CONTEXT_METHOD, HITL_RESPONSE_TYPE } from "../a2a/wire.js";
+import { HITL_RESPONSE_TYPE } from "../a2a/wire.js";
 import { unwrap, type CallerObject, type MessageJson, type PartJson, type PushConfigJson, type TurnToStart } from "../boundary/index.js";
 import type { CardCache } from "./card-cache.js";
 import { EventStream } from "./event-stream.js";
@@ -190,29 +191,26 @@ const deleteContext: Method = async (params, ctx) => unwrap(await ctx.agent().de
 
 const deleteCallerData: Method = async (_params, ctx) => unwrap(await ctx.agent().deleteCallerData());
 
-/** Each method and the a2a.proto message its params are (read by either name of each field; an extension's, as sent). */
-const METHODS: Record<string, [Method, MessageName | undefined]> = {
-  SendMessage: [sendMessage, "SendMessageRequest"],
-  GetTask: [getTask, "GetTaskRequest"],
-  ListTasks: [listTasks, "ListTasksRequest"],
-  CancelTask: [cancelTask, "CancelTaskRequest"],
-  GetExtendedAgentCard: [getExtendedAgentCard, "GetExtendedAgentCardRequest"],
-  CreateTaskPushNotificationConfig: [createPushConfig, "TaskPushNotificationConfig"],
-  GetTaskPushNotificationConfig: [getPushConfig, "GetTaskPushNotificationConfigRequest"],
-  ListTaskPushNotificationConfigs: [listPushConfigs, "ListTaskPushNotificationConfigsRequest"],
-  DeleteTaskPushNotificationConfig: [deletePushConfig, "DeleteTaskPushNotificationConfigRequest"],
-  SendStreamingMessage: [sendStreamingMessage, "SendMessageRequest"],
-  SubscribeToTask: [subscribeToTask, "SubscribeToTaskRequest"],
-  [DELETE_CONTEXT_METHOD]: [deleteContext, undefined],
-  [DELETE_CALLER_DATA_METHOD]: [deleteCallerData, undefined],
+/** Each method's implementation; the methods' table says which a2a.proto message its params are (read by either name of each field). */
+const METHODS: Record<MethodName, Method> = {
+  SendMessage: sendMessage,
+  GetTask: getTask,
+  ListTasks: listTasks,
+  CancelTask: cancelTask,
+  GetExtendedAgentCard: getExtendedAgentCard,
+  CreateTaskPushNotificationConfig: createPushConfig,
+  GetTaskPushNotificationConfig: getPushConfig,
+  ListTaskPushNotificationConfigs: listPushConfigs,
+  DeleteTaskPushNotificationConfig: deletePushConfig,
+  SendStreamingMessage: sendStreamingMessage,
+  SubscribeToTask: subscribeToTask,
+  [DELETE_CONTEXT_METHOD]: deleteContext,
+  [DELETE_CALLER_DATA_METHOD]: deleteCallerData,
 };
 
-/** Whether `name` is one of the methods served here. */
-export const isMethod = (name: string): boolean => Object.hasOwn(METHODS, name);
-
+/** One call, whichever binding it came by: the same method answers the same params the same way. */
 export async function dispatch(method: string, params: Record<string, unknown>, ctx: CallContext): Promise<unknown> {
-  const entry = isMethod(method) ? METHODS[method] : undefined;
-  if (!entry) throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
-  const [run, request] = entry;
-  return run(request ? readProtoNames(params, request) : params, ctx);
+  if (!isMethod(method)) throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
+  const request = requestOf(method);
+  return METHODS[method](request ? readProtoNames(params, request) : params, ctx);
 }

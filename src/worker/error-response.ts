@@ -4,18 +4,19 @@ import { AGENT_START_FAILED, ErrorCode, RpcError, errorInfoOf } from "../a2a/err
 import { TokenRefused } from "../a2a/verify-token.js";
 import { PLATFORM_ERROR_DOMAIN } from "../a2a/wire.js";
 import { ConfigError } from "../errors/index.js";
+import { isMethod } from "../a2a/methods.js";
 import type { EdgeHono } from "./context.js";
-import { isMethod } from "./dispatch.js";
 import { emitAtEdge } from "./edge-events.js";
 import type { EdgeEnv } from "./options.js";
 import { EdgeRefusal } from "./request-steps.js";
-import { jsonRpcError, misconfigured, refusedToken, unexpected } from "./responses.js";
+import { misconfigured, refusedToken, unexpected } from "./responses.js";
 
 /**
  * The one place a refusal or failure becomes a response (hono's `onError`).
  * A client's mistake is never a 5xx: only a misconfigured deployment
- * (`ConfigError`) or an unforeseen failure outside a JSON-RPC call is. A
- * refusal by one of the edge's checks is also an `edge.refused` event.
+ * (`ConfigError`) or an unforeseen failure is. An error of a call is
+ * answered in its binding's shape. A refusal by one of the edge's checks is
+ * also an `edge.refused` event.
  */
 export function errorResponse<Env extends EdgeEnv>(error: Error, c: Context<EdgeHono<Env>>): Response {
   const response = respond(error, c);
@@ -32,15 +33,17 @@ export function errorResponse<Env extends EdgeEnv>(error: Error, c: Context<Edge
 function respond<Env extends EdgeEnv>(error: Error, c: Context<EdgeHono<Env>>): Response {
   // As hono's bearer check sees it: an empty header is no token at all.
   if (error instanceof TokenRefused) return refusedToken(error, Boolean(c.req.header("Authorization")));
-  const id = c.get("rpcId") ?? null;
-  if (error instanceof HTTPException && error.cause instanceof RpcError) return jsonRpcError(id, error.cause, error.status);
-  if (error instanceof RpcError) return jsonRpcError(id, error);
+  // Set before any step that raises an A2A error (the JSON-RPC route's first, HTTP+JSON's route step).
+  const binding = c.get("binding");
+  if (error instanceof EdgeRefusal) return binding.error(c, error.error, error.status, error.headers);
+  if (error instanceof HTTPException && error.cause instanceof RpcError) return binding.error(c, error.cause, error.status);
+  if (error instanceof RpcError) return binding.error(c, error);
   if (error instanceof ConfigError) return misconfigured(error);
   if (error instanceof HTTPException) return error.getResponse();
   const call = c.get("call");
   console.error(`a2a edge: ${call ? `${call.method} failed` : "unexpected error"}`, error);
-  // Inside a call the failure is the method's, answered as JSON-RPC's own.
-  if (call) return jsonRpcError(id, new RpcError(ErrorCode.INTERNAL_ERROR, `Internal error while handling ${call.method}`));
+  // Inside a call the failure is the method's, answered as its binding's internal error.
+  if (call) return binding.error(c, new RpcError(ErrorCode.INTERNAL_ERROR, `Internal error while handling ${call.method}`));
   return unexpected();
 }
 

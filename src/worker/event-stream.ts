@@ -31,8 +31,8 @@ const RESUME = "resume with a fresh token and Last-Event-ID";
 
 /**
  * The object's event lines as SSE (docs/protocol.md "Events, streams and
- * pushes"): each event's `data:` one JSON-RPC response whose `result` is the
- * StreamResponse, its `id:` the event's `seq`. A comment every heartbeat: the
+ * pushes"): each event's `data:` the StreamResponse in the binding's frame
+ * (`data`: a JSON-RPC response's `result`, or bare), its `id:` the event's `seq`. A comment every heartbeat: the
  * network tells a server its client is gone only when a write fails, and
  * that failure (hono's abort) releases the stream at the object, so an
  * abandoned stream frees its place within one heartbeat. At a heartbeat past
@@ -41,12 +41,11 @@ const RESUME = "resume with a fresh token and Last-Event-ID";
  */
 export function sseResponse(
   c: Context,
-  rpcId: string | number | null,
+  data: (eventJson: string) => string,
   stream: EventStream,
   timing: StreamTiming,
   waitUntil: (promise: Promise<unknown>) => void,
 ): Response {
-  const id = JSON.stringify(rpcId);
   return streamSSE(c, async (sse) => {
     const reader = stream.lines.pipeThrough(new TextDecoderStream()).getReader();
     let released = false;
@@ -86,7 +85,7 @@ export function sseResponse(
             continue;
           }
           const { seq, eventJson } = read;
-          await sse.writeSSE({ id: String(seq), data: `{"jsonrpc":"2.0","id":${id},"result":${eventJson}}` });
+          await sse.writeSSE({ id: String(seq), data: data(eventJson) });
         }
       }
     } finally {

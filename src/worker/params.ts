@@ -15,7 +15,14 @@ function parse<T>(schema: z.ZodType<T>, params: unknown): T {
 }
 
 const id = z.string().min(1, "must be a non-empty string");
-const historyLength = z.number().int().min(0).optional();
+
+/** A proto3 JSON int32, which a client may send as a number or a decimal string (the only form a query string has). */
+const int32 = (schema: z.ZodNumber) => z.preprocess((v) => (typeof v === "string" && /^-?\d{1,10}$/.test(v) ? Number(v) : v), schema);
+
+/** A bool, or the `true` / `false` a query string carries it as. */
+const bool = () => z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean());
+
+const historyLength = int32(z.number().int().min(0)).optional();
 
 const getTaskParams = z.object({ id, historyLength });
 export const parseGetTask = (params: unknown) => parse(getTaskParams, params);
@@ -41,18 +48,15 @@ export function parseLastEventId(header: string | undefined): number | undefined
 /** A2A §3.1.4: 1–100, default 50; validated here and nowhere else. */
 const DEFAULT_PAGE_SIZE = 50;
 
-/** A proto3 JSON int32, which a client may send as a number or a decimal string. */
-const int32 = (schema: z.ZodNumber) => z.preprocess((v) => (typeof v === "string" && /^-?\d{1,10}$/.test(v) ? Number(v) : v), schema);
-
 const listTasksParams = z.object({
   contextId: z.string().optional(),
   // A TaskState by name (`TASK_STATE_WORKING`) or, as proto JSON allows, by number.
   status: z.union([z.string(), z.number().int()]).optional(),
   pageSize: int32(z.number().int().min(1).max(100)).optional(),
   pageToken: z.string().optional(),
-  historyLength: int32(z.number().int().min(0)).optional(),
+  historyLength,
   statusTimestampAfter: z.string().optional(),
-  includeArtifacts: z.boolean().optional(),
+  includeArtifacts: bool().optional(),
 });
 
 // A protobuf Timestamp in JSON: RFC 3339, `Z` or an offset, 0–9 fractional digits, years 1–9999.

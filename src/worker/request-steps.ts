@@ -3,42 +3,45 @@ import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { contentTypeNotSupported, invalidParams, invalidRequest, versionNotSupported, type RpcError } from "../a2a/errors.js";
-import { parseJsonRpc } from "../a2a/jsonrpc.js";
 import { isJsonMediaType } from "../a2a/wire.js";
 import type { EdgeHono } from "./context.js";
 import type { EdgeEnv, TenantConfig } from "./options.js";
 
 // The steps of docs/protocol.md "The edge, in order" between the token and
-// the method, each refusing before the next runs. A refusal travels as hono's
-// HTTPException with the JSON-RPC error as its cause and the check's name;
-// `onError` writes the response and emits the `edge.refused` event.
+// the method, each refusing before the next runs, the same for both bindings
+// (each asks the request's binding how to read it). A refusal travels as
+// hono's HTTPException with the A2A error as its cause and the check's name;
+// `onError` writes the response in the binding's shape and emits the
+// `edge.refused` event.
 
-/** A JSON-RPC refusal by one of the edge's checks, with the HTTP status its step names (200 when it names none). */
+/** A refusal by one of the edge's checks, with the HTTP status its step names (200 when it names none). */
 export class EdgeRefusal extends HTTPException {
   constructor(
     /** Short and stable: the `check` of the `edge.refused` event. */
     readonly check: string,
     status: ContentfulStatusCode,
     readonly error: RpcError,
+    /** Headers of the refusal (a 405's `Allow`). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(status, { message: error.message, cause: error });
   }
 }
 
-/** Step 3: a JSON body, or -32005 with 415. */
+/** Step 3: a JSON body, or -32005 with 415. A request with no body (HTTP+JSON) has nothing to check. */
 export const contentTypeStep = <Env extends EdgeEnv>() =>
   createMiddleware<EdgeHono<Env>>(async (c, next) => {
     const type = c.req.header("Content-Type");
-    if (!isJsonMediaType(type)) {
+    if (c.get("binding").hasBody(c.req.raw) && !isJsonMediaType(type)) {
       const got = type === undefined ? "no Content-Type" : `Content-Type ${JSON.stringify(type)}`;
-      throw new EdgeRefusal("content-type", 415, contentTypeNotSupported(`${got} is not supported: send the JSON-RPC request as application/json`));
+      throw new EdgeRefusal("content-type", 415, contentTypeNotSupported(`${got} is not supported: send the request body as application/json`));
     }
     await next();
   });
 
-/** Step 4: hono's body limit, unread beyond it, or -32600 with 413. */
-export const bodyLimitStep = (maxSize: number) =>
-  bodyLimit({
+/** Step 4: hono's body limit, unread beyond it, or -32600 with 413; a request with no body passes. */
+export const bodyLimitStep = <Env extends EdgeEnv>(maxSize: number) => {
+  const limit = bodyLimit({
     maxSize,
     onError: () => {
       throw new EdgeRefusal(
@@ -50,6 +53,8 @@ export const bodyLimitStep = (maxSize: number) =>
       );
     },
   });
+  return createMiddleware<EdgeHono<Env>>(async (c, next) => (c.get("binding").hasBody(c.req.raw) ? limit(c, next) : next()));
+};
 
 /**
  * Step 5 (A2A §3.6.2): the header's major.minor must be 1.0; a patch level is
@@ -67,13 +72,13 @@ export const versionStep = <Env extends EdgeEnv>() =>
     await next();
   });
 
-/** Step 6: one JSON-RPC request object, or -32700 / -32600 with 400. */
+/** Step 6: the call the request makes (one JSON-RPC request object; an HTTP+JSON route and its JSON body), or -32700 / -32600 with 400. */
 export const envelopeStep = <Env extends EdgeEnv>() =>
   createMiddleware<EdgeHono<Env>>(async (c, next) => {
-    const parsed = parseJsonRpc(await c.req.text());
-    c.set("rpcId", parsed.ok ? parsed.call.id : parsed.id);
-    if (!parsed.ok) throw new EdgeRefusal("envelope", 400, parsed.error);
-    c.set("call", parsed.call);
+    const binding = c.get("binding");
+    const read = binding.readCall(c, binding.hasBody(c.req.raw) ? await c.req.text() : undefined);
+    if (!read.ok) throw new EdgeRefusal("envelope", 400, read.error);
+    c.set("call", read.call);
     await next();
   });
 

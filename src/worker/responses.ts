@@ -1,6 +1,7 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { rpcError, rpcResult, type JsonRpcId } from "../a2a/jsonrpc.js";
 import { retryAfterOf, toRpcErrorValue, type RpcError } from "../a2a/errors.js";
+import { restError } from "../a2a/rest-errors.js";
 import type { TokenRefused } from "../a2a/verify-token.js";
 import type { ConfigError } from "../errors/index.js";
 
@@ -25,14 +26,25 @@ export function refusedToken(refusal: TokenRefused, tokenPresent: boolean): Resp
  * quota refusal is always 429 with `Retry-After` (docs/protocol.md "The edge,
  * in order").
  */
-export function jsonRpcError(id: JsonRpcId, error: RpcError, status: ContentfulStatusCode = 200): Response {
+export function jsonRpcError(id: JsonRpcId, error: RpcError, status: ContentfulStatusCode = 200, headers: Record<string, string> = {}): Response {
   const retryAfter = retryAfterOf(error);
-  if (retryAfter !== undefined) return json(rpcError(id, toRpcErrorValue(error)), 429, { "Retry-After": String(retryAfter) });
-  return json(rpcError(id, toRpcErrorValue(error)), status);
+  if (retryAfter !== undefined) return json(rpcError(id, toRpcErrorValue(error)), 429, { ...headers, "Retry-After": String(retryAfter) });
+  return json(rpcError(id, toRpcErrorValue(error)), status, headers);
 }
 
 export function jsonRpcResult(id: JsonRpcId, result: unknown): Response {
   return json(rpcResult(id, result), 200);
+}
+
+/** An HTTP+JSON error (AIP-193), with the status A2A maps its code to unless an edge step named one. */
+export function restErrorResponse(error: RpcError, stepStatus?: number, headers: Record<string, string> = {}): Response {
+  const { status, body, retryAfter } = restError(error, stepStatus);
+  return json(body, status, retryAfter === undefined ? headers : { ...headers, "Retry-After": String(retryAfter) });
+}
+
+/** An HTTP+JSON result: the JSON-RPC binding's `result`, and `{}` (google.protobuf.Empty) for none. */
+export function restResult(result: unknown): Response {
+  return json(result ?? {}, 200);
 }
 
 /** A deployment whose settings are wrong cannot serve anyone: the body names the culprit (never its value). */

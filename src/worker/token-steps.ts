@@ -38,14 +38,21 @@ export const tokenStep = <Env extends EdgeEnv>(verify: { jwks: GatekeeperJwks; n
 
 /**
  * Step 7: the tenant the token was minted for is the only one this request
- * may name; anything else is refused as the token is (a 401).
+ * may name: the one it is addressed to (JSON-RPC's `params.tenant`, the
+ * HTTP+JSON path's) and any other it names (a body's or query's `tenant`).
+ * Anything else is refused as the token is (a 401).
  */
 export const tenantClaimStep = <Env extends EdgeEnv>() =>
   createMiddleware<EdgeHono<Env>>(async (c, next) => {
-    const tenant = c.get("call").params.tenant;
+    const [tenant, ...others] = c.get("call").tenants;
     if (typeof tenant !== "string" || tenant === "") {
-      throw new TokenRefused("tenant-claim", "params.tenant is required and must equal the token's tenant claim");
+      throw new TokenRefused(
+        "tenant-claim",
+        "the request must name its tenant (params.tenant; in HTTP+JSON, the path's /a2a/rest/{tenant}/), equal to the token's tenant claim",
+      );
     }
-    if (tenant !== c.get("caller").tenant) throw new TokenRefused("tenant-claim", "params.tenant differs from the token's tenant claim");
+    if (tenant !== c.get("caller").tenant || others.some((other) => other !== tenant)) {
+      throw new TokenRefused("tenant-claim", "the request's tenant differs from the token's tenant claim");
+    }
     await next();
   });

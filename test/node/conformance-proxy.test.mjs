@@ -2,12 +2,13 @@
 // fake deployment that records what reaches it: the tokens the edge's own
 // verifier accepts, the tenant and push config it adds, message ids made
 // unique with their prefix kept, streams relayed as they come, a body it
-// cannot read forwarded byte for byte, and the card it serves as its own.
+// cannot read forwarded byte for byte, and the card it serves as its own;
+// on both bindings, JSON-RPC and HTTP+JSON.
 import { createServer } from "node:http";
 import { verifyAgentCardSignature } from "@a2a-js/sdk";
 import { GatekeeperJwks, buildCardWire, loadSigningKey, signCard, verifyGatekeeperToken } from "@dynamicagents/core/a2a";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { A2A_PATH, CARD_PATH, endpointOf } from "../../src/a2a/wire.ts";
+import { A2A_PATH, A2A_REST_PATH, CARD_PATH, endpointOf, restEndpointOf } from "../../src/a2a/wire.ts";
 import { closeServer, listen } from "../../scripts/dev/http.mjs";
 import { CONFORMANCE_TENANT, startConformanceProxy } from "../../scripts/conformance/proxy.mjs";
 import { freshAgentJwk } from "./support/fake-agent.mjs";
@@ -31,6 +32,13 @@ async function startFakeDeployment() {
   const secret = await freshAgentJwk("a2a-upstream");
   /** @type {Array<{ headers: import("node:http").IncomingHttpHeaders, raw: Buffer }>} */
   const calls = [];
+  /** @type {Array<{ method: string, url: string, headers: import("node:http").IncomingHttpHeaders, raw: Buffer }>} */
+  const restCalls = [];
+  /** How the next HTTP+JSON calls are answered; the default echoes what came. */
+  let restAnswer = async (call, res) => {
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ echo: { method: call.method, url: call.url, body: call.raw.toString("utf8") } }));
+  };
   /** How the next calls are answered; the default echoes the call as the result. */
   let answer = async (call, res) => {
     res.writeHead(200, { "Content-Type": "application/json" });
@@ -47,6 +55,17 @@ async function startFakeDeployment() {
       res.end("{}");
       return;
     }
+    if (path.startsWith(`${A2A_REST_PATH}/`)) {
+      const call = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, raw };
+      restCalls.push(call);
+      if (req.method === "GET" && path === `${A2A_REST_PATH}/${CONFORMANCE_TENANT}/extendedAgentCard`) {
+        res.writeHead(200, { "Content-Type": "application/json" });
+        res.end(JSON.stringify(await card(CONFORMANCE_TENANT)));
+        return;
+      }
+      await restAnswer(call, res);
+      return;
+    }
     if (req.method !== "POST" || path !== A2A_PATH) {
       res.writeHead(404).end();
       return;
@@ -59,14 +78,16 @@ async function startFakeDeployment() {
       call = undefined;
     }
     if (call?.method === "GetExtendedAgentCard") {
-      const card = await signCard(buildCardWire(MANIFEST, { endpoint: endpointOf(origin), tenant: call.params.tenant }), await loadSigningKey(secret), origin);
       res.writeHead(200, { "Content-Type": "application/json" });
-      res.end(JSON.stringify({ jsonrpc: "2.0", id: call.id, result: card }));
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: call.id, result: await card(call.params.tenant) }));
       return;
     }
     await answer(call, res);
   });
   const origin = `http://127.0.0.1:${await listen(server, 0, "the fake deployment", "")}`;
+  /** A tenant's card, both interfaces, signed with the core's own code as the Worker signs it. */
+  const card = async (tenant) =>
+    signCard(buildCardWire(MANIFEST, { endpoint: endpointOf(origin), restEndpoint: restEndpointOf(origin), tenant }), await loadSigningKey(secret), origin);
   /** The last call that reached it. */
   const last = () => {
     const call = calls.at(-1);
@@ -81,6 +102,10 @@ async function startFakeDeployment() {
     lastCall: () => JSON.parse(last().raw.toString("utf8")),
     answerWith: (fn) => {
       answer = fn;
+    },
+    restCalls,
+    restAnswerWith: (fn) => {
+      restAnswer = fn;
     },
     close: () => closeServer(server),
   };
@@ -325,7 +350,10 @@ describe("the card it serves", () => {
     const card = await json(await fetch(`${proxy.origin}${CARD_PATH}`));
     expect(upstream.lastCall()).toMatchObject({ method: "GetExtendedAgentCard", params: { tenant: CONFORMANCE_TENANT } });
     expect(card.name).toBe(MANIFEST.name);
-    expect(card.supportedInterfaces).toEqual([expect.objectContaining({ url: `${proxy.origin}${A2A_PATH}`, tenant: CONFORMANCE_TENANT })]);
+    expect(card.supportedInterfaces).toEqual([
+      expect.objectContaining({ url: `${proxy.origin}${A2A_PATH}`, protocolBinding: "JSONRPC", tenant: CONFORMANCE_TENANT }),
+      expect.objectContaining({ url: `${proxy.origin}${A2A_REST_PATH}`, protocolBinding: "HTTP+JSON", tenant: CONFORMANCE_TENANT }),
+    ]);
     expect(card.securitySchemes).toBeUndefined();
     expect(card.securityRequirements).toBeUndefined();
     const header = JSON.parse(Buffer.from(card.signatures[0].protected, "base64url").toString("utf8"));
@@ -365,5 +393,96 @@ describe("the card it serves", () => {
     expect(reply.id).toBe(5);
     expect(reply.result.supportedInterfaces[0].url).toBe(`${proxy.origin}${A2A_PATH}`);
     expect(reply.result.signatures).toHaveLength(1);
+  });
+});
+
+describe("HTTP+JSON through the proxy", () => {
+  /** A call as the suite sends it: the route without a tenant, no token. */
+  const restCall = (verb, route, body) =>
+    fetch(`${proxy.origin}${A2A_REST_PATH}${route}`, {
+      method: verb,
+      headers: { "A2A-Version": "1.0", ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+      ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+    });
+
+  it("puts the tenant in the path (once), keeps the query, and mints a token per call the edge's verifier accepts", async () => {
+    await restCall("GET", "/tasks/t-1?historyLength=2");
+    await restCall("GET", `/${CONFORMANCE_TENANT}/tasks?pageSize=1`);
+    await restCall("POST", "/tasks/t-1:cancel");
+    expect(upstream.restCalls.map((c) => `${c.method} ${c.url}`)).toEqual([
+      `GET ${A2A_REST_PATH}/${CONFORMANCE_TENANT}/tasks/t-1?historyLength=2`,
+      `GET ${A2A_REST_PATH}/${CONFORMANCE_TENANT}/tasks?pageSize=1`,
+      `POST ${A2A_REST_PATH}/${CONFORMANCE_TENANT}/tasks/t-1:cancel`,
+    ]);
+    // A request with no body goes with none.
+    expect(upstream.restCalls.at(-1).raw.length).toBe(0);
+    for (const call of upstream.restCalls) {
+      const token = /^Bearer (.+)$/.exec(call.headers.authorization ?? "")?.[1] ?? "";
+      // The audience is <origin>/a2a on both bindings.
+      const caller = await verifyGatekeeperToken(token, {
+        allowlist: new Set([proxy.origin]),
+        audience: endpointOf(upstream.origin),
+        jwks: new GatekeeperJwks(),
+      });
+      expect(caller).toMatchObject({ tenant: CONFORMANCE_TENANT, identity: { key: proxy.identity.key } });
+      expect(call.headers["a2a-version"]).toBe("1.0");
+    }
+  });
+
+  it("a send: a message id of its own, its prefix kept, and the proxy's push config when it has none; a body's tenant is the conformance tenant", async () => {
+    for (const route of ["/message:send", "/message:stream"]) {
+      await restCall("POST", route, { message: { messageId: "tck-complete-task-abc", role: "ROLE_USER", parts: [{ text: "hi" }] }, tenant: "other" });
+      const body = JSON.parse(upstream.restCalls.at(-1).raw.toString("utf8"));
+      expect(body.message.messageId).toMatch(/^tck-complete-task-abc-[0-9a-f-]{36}$/);
+      expect(body.configuration).toEqual({ taskPushNotificationConfig: { url: proxy.pushUrl, token: proxy.notificationToken } });
+      expect(body.tenant).toBe(CONFORMANCE_TENANT);
+    }
+  });
+
+  it("a push config: its URL on a relay path, and given back as the suite sent it", async () => {
+    const url = "http://localhost:4567/webhook";
+    upstream.restAnswerWith(async (call, res) => {
+      const config = { id: "p", taskId: "t", url: relayUrl(url) };
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(JSON.stringify(call.method === "GET" && call.url.endsWith("/pushNotificationConfigs") ? { configs: [config], nextPageToken: "" } : config));
+    });
+    const created = await json(await restCall("POST", "/tasks/t/pushNotificationConfigs", { id: "p", url }));
+    expect(JSON.parse(upstream.restCalls.at(-1).raw.toString("utf8"))).toEqual({ id: "p", url: relayUrl(url) });
+    expect(created).toEqual({ id: "p", taskId: "t", url });
+    expect((await json(await restCall("GET", "/tasks/t/pushNotificationConfigs/p"))).url).toBe(url);
+    expect(await json(await restCall("GET", "/tasks/t/pushNotificationConfigs"))).toEqual({ configs: [{ id: "p", taskId: "t", url }], nextPageToken: "" });
+  });
+
+  it("the extended card is the one the proxy serves; the deployment's refusals (404, 405, 415) and a body it cannot read pass unchanged", async () => {
+    const card = await json(await restCall("GET", "/extendedAgentCard"));
+    expect(card).toEqual(await json(await fetch(`${proxy.origin}${CARD_PATH}`)));
+    upstream.restAnswerWith(async (call, res) => {
+      res.writeHead(call.method === "PUT" ? 405 : 415, { "Content-Type": "application/json", ...(call.method === "PUT" ? { Allow: "GET" } : {}) });
+      res.end(JSON.stringify({ error: { code: call.method === "PUT" ? 405 : 415, status: "X", message: "refused", details: [] } }));
+    });
+    const wrongVerb = await restCall("PUT", "/tasks/t");
+    expect(wrongVerb.status).toBe(405);
+    expect(wrongVerb.headers.get("allow")).toBe("GET");
+    const notJson = await fetch(`${proxy.origin}${A2A_REST_PATH}/message:send`, {
+      method: "POST",
+      headers: { "Content-Type": "text/plain" },
+      body: "{not json",
+    });
+    expect(notJson.status).toBe(415);
+    expect(upstream.restCalls.at(-1).raw.toString("utf8")).toBe("{not json");
+    expect(upstream.restCalls.at(-1).headers["content-type"]).toBe("text/plain");
+  });
+
+  it("relays a stream as it comes", async () => {
+    const event = 'id: 1\ndata: {"task":{"id":"t"}}\n\n';
+    upstream.restAnswerWith(async (_call, res) => {
+      res.writeHead(200, { "Content-Type": "text/event-stream" });
+      res.end(event);
+    });
+    const reply = await fetch(`${proxy.origin}${A2A_REST_PATH}/tasks/t:subscribe`, { headers: { Accept: "text/event-stream", "Last-Event-ID": "0" } });
+    expect(reply.headers.get("content-type")).toBe("text/event-stream");
+    expect(await reply.text()).toBe(event);
+    expect(upstream.restCalls.at(-1)).toMatchObject({ method: "GET", url: `${A2A_REST_PATH}/${CONFORMANCE_TENANT}/tasks/t:subscribe` });
+    expect(upstream.restCalls.at(-1).headers["last-event-id"]).toBe("0");
   });
 });

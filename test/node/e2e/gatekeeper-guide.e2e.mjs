@@ -370,7 +370,10 @@ describe("the gatekeeper of docs/gatekeeper.md", () => {
     expect.soft(response.headers.get("last-modified")).toBeTruthy();
     const again = await fetch(`${WORKER}/.well-known/agent-card.json`, { redirect: "manual", headers: { "If-None-Match": etag ?? "" } });
     expect.soft(again.status, "a conditional GET with the ETag").toBe(304);
-    expect.soft(card.supportedInterfaces).toEqual([{ url: `${WORKER}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" }]);
+    expect.soft(card.supportedInterfaces).toEqual([
+      { url: `${WORKER}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url: `${WORKER}/a2a/rest`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+    ]);
     expect.soft(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true });
     expect.soft(card.securitySchemes).toEqual({ gatekeeperJwt: { httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "JWT" } } });
     expect.soft(typeof card.name === "string" && typeof card.description === "string" && typeof card.version === "string").toBe(true);
@@ -587,7 +590,15 @@ describe("the gatekeeper of docs/gatekeeper.md", () => {
     await replay.closed;
     expect.soft(Object.keys(replay.events[0]?.data.result ?? {})).toEqual(["task"]);
     expect.soft(replay.events[0]?.data.result.task?.status?.state).toBe("TASK_STATE_COMPLETED");
-    expect.soft(replay.events[0]?.id, "the snapshot's id is the task's latest seq").toBe(String(seqs.at(-1)));
+    // docs/protocol.md "Stream ids": after Last-Event-ID n the snapshot's id is n, so no id on the stream ever goes down.
+    expect.soft(replay.events[0]?.id, "the snapshot's id is the Last-Event-ID sent").toBe("0");
+    const ids = replay.events.map((e) => Number(e.id));
+    expect
+      .soft(
+        ids.every((id, i) => i === 0 || id >= ids[i - 1]),
+        `ids never go down: ${ids}`,
+      )
+      .toBe(true);
     const replayed = replay.events.slice(1).map((e) => Number(e.id));
     for (const seq of seqs.slice(1)) expect.soft(replayed, `the replay holds event ${seq}`).toContain(seq);
     expect.soft(replay.events.at(-1)?.data.result.statusUpdate?.status?.state).toBe("TASK_STATE_COMPLETED");
