@@ -1,14 +1,20 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { A2A_EXTENSIONS_HEADER, ERASURE_EXTENSION, HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE } from "@dynamicagents/core/a2a";
+import { A2A_EXTENSIONS_HEADER, ERASURE_EXTENSION, HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE, TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
 import { turnInstanceId } from "@dynamicagents/core/boundary";
 import { callerObjectName } from "@dynamicagents/core/worker";
 import { describe, expect, it } from "vitest";
+import retention from "../docs/retention.md?raw";
+import { researchPolicy } from "../reference/policy.js";
 import { captureConsole } from "./support/console-capture.js";
 import { GATEKEEPER, ORIGIN, PUSH_URL } from "./support/constants.js";
 import { chatCompletion, chatToolCall, eventually, holdModel, type ModelCall } from "./support/outbound.js";
+import { restCall } from "./support/rest.js";
 import { call, openStream, sendParams, userMessage } from "./support/rpc.js";
 import { useTurnHarness } from "./support/turn-harness.js";
+import { AgentDB } from "../src/db/agent-db.js";
+import { sweepOnce } from "../src/db/retention.js";
+import { DAY_MS } from "../src/db/usage-store.js";
 
 // Erasure (docs/retention.md "Erasure"), as a gatekeeper asks for it and as
 // the caller's object holds the result: after `dynamicagents/DeleteContext`
@@ -329,5 +335,96 @@ describe("DeleteCallerData", () => {
       subagents: 0,
       plugins: 0,
     });
+  });
+});
+
+describe("the HTTP+JSON routes", () => {
+  it("DELETE /{tenant}/contexts/{contextId} and DELETE /{tenant}/caller answer as the JSON-RPC methods do", async () => {
+    const caller = newCaller();
+    const contextId = `a context/with: odd characters ${crypto.randomUUID()}`;
+    const { task } = await turn(caller, "first", contextId);
+    const other = await turn(caller, "second");
+    const context = await restCall("dynamicagents/DeleteContext", { contextId }, { mint: caller, headers: { [A2A_EXTENSIONS_HEADER]: ERASURE_EXTENSION } });
+    expect(context.status).toBe(200);
+    expect(context.body).toMatchObject({ erased: { tasks: 1 }, unerased: [] });
+    expect(context.headers.get(A2A_EXTENSIONS_HEADER)).toBe(ERASURE_EXTENSION);
+    expect((await call("GetTask", { id: task.id }, { mint: caller })).body.error.code).toBe(-32001);
+    const everything = await restCall("dynamicagents/DeleteCallerData", {}, { mint: caller });
+    expect(everything.body).toMatchObject({ erased: { tasks: 1 }, unerased: [] });
+    expect((await call("GetTask", { id: other.task.id }, { mint: caller })).body.error.code).toBe(-32001);
+    // A route naming no tenant is refused before any object is asked; so is a GET of the route.
+    expect((await restCall("dynamicagents/DeleteCallerData", {}, { mint: caller, tenant: null })).status).toBe(401);
+    expect((await restCall("dynamicagents/DeleteCallerData", {}, { mint: caller, verb: "GET" })).status).toBe(405);
+  });
+});
+
+describe("retention", () => {
+  it("deletes a conversation nobody added to for conversationIdleDays, whole, and keeps one whose turn is still open", async () => {
+    noteTaker();
+    const caller = newCaller();
+    const idle = await turn(caller, "long ago");
+    const waiting = (await call("SendMessage", sendParams("remember the milk"), { mint: caller })).body.result.task;
+    await eventually(
+      async () => (await call("GetTask", { id: waiting.id }, { mint: caller })).body.result.status.state,
+      (state) => state === "TASK_STATE_INPUT_REQUIRED",
+      "the open turn to wait",
+    );
+    const entriesOf = (contextId: string) =>
+      runInDurableObject(
+        objectOf(caller),
+        (_i, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM conversation_entries WHERE conversation_id = ?", contextId).one().n,
+      );
+    expect(await entriesOf(idle.task.contextId)).toBeGreaterThan(0);
+    // Two days on, with conversations kept one idle day.
+    const swept = await runInDurableObject(objectOf(caller), (_i, state) =>
+      sweepOnce(
+        new AgentDB(state.storage, TERMINAL_STATE_NAMES),
+        { finishedTaskDays: 3650, messageIdDays: 3650, conversationIdleDays: 1 },
+        Date.now() + 2 * DAY_MS,
+        async () => {},
+      ),
+    );
+    expect(swept.conversations).toBe(1);
+    expect(await entriesOf(idle.task.contextId)).toBe(0);
+    expect(await entriesOf(waiting.contextId)).toBeGreaterThan(0);
+    // The next message in that context starts an empty conversation.
+    const again = await turn(caller, "and now", idle.task.contextId);
+    expect(JSON.stringify(harness.outbound.modelCalls.at(-1)!.messages)).not.toContain("long ago");
+    expect(again.task.contextId).toBe(idle.task.contextId);
+  });
+});
+
+describe("docs/retention.md", () => {
+  it("names every table of a live object (core's, the agents SDK's, a plugin's), and none that no object has", async () => {
+    // The assistant, after a note was saved (its plugin's table); the researcher, after a round that delegated (its subagents' registry).
+    noteTaker();
+    const assistant = newCaller();
+    await turn(assistant, "remember the retention table");
+    const page = "https://developers.cloudflare.com/retention";
+    harness.outbound.pages.set(page, () => new Response("<p>It says 42.</p>"));
+    harness.outbound.model = (c) => {
+      const delegated = c.messages.some((m) => String(m.content ?? "").startsWith(researchPolicy.rounds!.resultsHeader));
+      if (c.tools.includes("delegate") && !delegated)
+        return chatToolCall("delegate", { subtasks: [{ type: "read_page", params: { url: page, question: "what?" } }] }, c.model);
+      return chatCompletion("42", c.model);
+    };
+    const researcher = { tenant: "researcher", identity: { key: `caller-${crypto.randomUUID()}` } };
+    const task = (await call("SendMessage", sendParams("research it"), { mint: researcher })).body.result.task;
+    await finished(task.id);
+
+    const tablesOf = (stub: DurableObjectStub) =>
+      runInDurableObject(stub, (_i, state) =>
+        state.storage.sql
+          .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
+          .toArray()
+          .map((row) => row.name),
+      );
+    const researcherStub = env.RESEARCHER.get(
+      env.RESEARCHER.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "researcher", key: researcher.identity.key })),
+    );
+    const live = new Set([...(await tablesOf(objectOf(assistant))), ...(await tablesOf(researcherStub))]);
+    const section = retention.slice(retention.indexOf("\n## Every table\n"), retention.indexOf("\n## Outside the object\n"));
+    const documented = new Set([...section.matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]!));
+    expect([...documented].sort()).toEqual([...live].sort());
   });
 });

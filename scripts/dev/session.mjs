@@ -409,6 +409,10 @@ export function createSession({ gatekeeper, agent, identity, streamGraceMs = STR
     listTasks: (tenant, pageSize = 20) => call(tenant, "ListTasks", { pageSize }),
     getTask: (tenant, id) => call(tenant, "GetTask", { id }),
     cancel: (tenant, id) => call(tenant, "CancelTask", { id }),
+    /** Erases one conversation of this caller at `tenant` (docs/retention.md "Erasure"). */
+    forgetContext: (tenant, contextId) => call(tenant, "dynamicagents/DeleteContext", { contextId }),
+    /** Erases everything this caller left at `tenant`. */
+    forgetMe: (tenant) => call(tenant, "dynamicagents/DeleteCallerData", {}),
     /** Pushes for this caller's tasks that this session did not send (e.g. a turn from before a restart). */
     onOtherPush: (listener) => otherPushListeners.push(listener),
     close: () => {

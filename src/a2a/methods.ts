@@ -23,7 +23,7 @@ interface MethodSpec {
   http: HttpRule;
 }
 
-export const A2A_METHODS = {
+const A2A_METHODS = {
   SendMessage: { request: "SendMessageRequest", http: { verbs: ["POST"], path: "/message:send" } },
   SendStreamingMessage: { request: "SendMessageRequest", http: { verbs: ["POST"], path: "/message:stream" } },
   GetTask: { request: "GetTaskRequest", http: { verbs: ["GET"], path: "/tasks/{id}" } },
