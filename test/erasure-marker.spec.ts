@@ -161,3 +161,74 @@ describe("an erasure a reset cut short", () => {
     expect((await rpc("SendMessage", sendParams("again", "m-big-7"), who)).body.error.code).toBe(-32001);
   });
 });
+
+describe("the caller's object's rows of an erasure", () => {
+  /** A fresh object's tables, for rows written as the stores write them. */
+  const freshDb = <T>(work: (db: AgentDB, sql: SqlStorage) => T | Promise<T>) =>
+    runInDurableObject(newCaller().stub, (_i, state) => work(new AgentDB(state.storage, TERMINAL_STATE_NAMES), state.storage.sql));
+  const insertTask = (db: AgentDB, id: string, contextId: string) =>
+    db.tasks.insert({ id, messageId: `m-${id}`, contextId, state: "TASK_STATE_WORKING", statusAt: 1, json: JSON.stringify({ id, contextId }) });
+  const eraseContext = async (db: AgentDB, contextId: string) => {
+    const record = db.erasures.begin({ kind: "context", contextId });
+    return db.eraseRows(record, await db.erasures.hashesOf(record.scope), { subagentsOf: () => [], plugins: () => 0 });
+  };
+  const count = (sql: SqlStorage, table: string) => sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table}`).one().n;
+
+  it("a turn's writes land only while its task exists: a step still running after the erasure writes nothing", async () => {
+    const left = await freshDb(async (db, sql) => {
+      insertTask(db, "t-1", "c-1");
+      await eraseContext(db, "c-1");
+      // What a round still running writes as it goes on.
+      db.appendEvent("t-1", { kind: "artifact", json: "{}" });
+      db.conversations.append("c-1", "t-1", "t-1:late", { role: "assistant", content: "late words" });
+      db.toolCalls.start("t-1", "k-1", "save_note");
+      const opened = db.hitl.open({ requestId: "r-1", taskId: "t-1", round: 1, request: {}, target: {}, expiresAt: Date.now() + 1_000 });
+      const status = db.writeTask({ id: "t-1", state: "TASK_STATE_COMPLETED", statusAt: 2, json: "{}" }, { kind: "status", json: "{}" });
+      const delegated = (() => {
+        try {
+          db.subtasks.delegate("t-1", 1, [{ id: "s-1", type: "x", params: {}, fingerprint: "f" }], 4);
+          return "recorded";
+        } catch (error) {
+          return (error as Error).message;
+        }
+      })();
+      const tables = ["task_events", "conversation_entries", "tool_calls", "hitl_requests", "subtasks", "rounds", "tasks"];
+      return { opened, status: status.kind, delegated, rows: Object.fromEntries(tables.map((t) => [t, count(sql, t)])) };
+    });
+    expect(left.opened).toBeUndefined();
+    expect(left.status).toBe("missing");
+    expect(left.delegated).toMatch(/FOREIGN KEY/);
+    expect(left.rows).toEqual({ task_events: 0, conversation_entries: 0, tool_calls: 0, hitl_requests: 0, subtasks: 0, rounds: 0, tasks: 0 });
+  });
+
+  it("in the per-caller conversation, erasing a context deletes its words, those of its tasks retention took, and the caller's summary", async () => {
+    const left = await freshDb(async (db, sql) => {
+      for (const [task, context] of [
+        ["a-1", "ctx-a"],
+        ["a-2", "ctx-a"],
+        ["b-1", "ctx-b"],
+      ] as const) {
+        insertTask(db, task, context);
+        db.conversations.append("caller", task, `${task}:u`, { role: "user", content: `words of ${task}` });
+        db.conversations.commit(task);
+      }
+      // Retention took a-2 (its entries stay in the conversation), and a compaction wrote the caller's summary.
+      sql.exec("DELETE FROM tasks WHERE id = 'a-2'");
+      const first = sql.exec<{ id: number }>("SELECT id FROM conversation_entries WHERE task_id = 'a-1'").one().id;
+      db.conversations.claimCompaction("caller", Date.now() + 60_000);
+      db.conversations.folded("caller", { text: "summary holding the words of a-1" }, first);
+      const summaries = count(sql, "conversation_entries WHERE kind = 'summary'");
+      const record = await eraseContext(db, "ctx-a");
+      const entries = sql
+        .exec<{ task_id: string; kind: string }>("SELECT task_id, kind FROM conversation_entries ORDER BY id")
+        .toArray()
+        .map((r) => `${r.kind}:${r.task_id}`);
+      return { summaries, entries, counts: record.counts, state: count(sql, "conversation_state") };
+    });
+    // a-1's entry was folded into the summary; the summary and a-2's entry (its task gone) went with the context.
+    expect(left.summaries).toBe(1);
+    expect(left.entries).toEqual(["message:b-1"]);
+    expect(left.state).toBe(0);
+    expect(left.counts).toMatchObject({ tasks: 1, messages: 2 });
+  });
+});
