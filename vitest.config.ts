@@ -112,6 +112,8 @@ function workerdProject(name: string, include: string[], exclude: string[], bind
           durableObjects: {
             MARKER_AGENT: { className: "MarkerAgent", useSQLite: true },
             MARKER_RESEARCHER: { className: "MarkerResearcher", useSQLite: true },
+            // Its subagent class, UnlistedSubagent, is left out of additionalExports on purpose (test/subagent-exports.spec.ts).
+            MARKER_UNLISTED: { className: "UnlistedResearcher", useSQLite: true },
             MARKER_BROKEN: { className: "BrokenAgent", useSQLite: true },
             MARKER_OBSERVED: { className: "ObservedAgent", useSQLite: true },
             MARKER_MCP: { className: "McpMarkerAgent", useSQLite: true },

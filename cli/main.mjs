@@ -11,14 +11,20 @@ import { createRepository } from "./new-repo.mjs";
 const USAGE = `usage:
   dynamicagents new DIR [--tenant NAME] [--core SPEC]
       a new repository of agents in DIR, with one tenant (default "assistant");
-      --core: how it depends on @dynamicagents/core (default this version; e.g. file:./dynamicagents-core-0.1.0.tgz)
-  dynamicagents add-tenant NAME [--root DIR]
+      --core: how it depends on @dynamicagents/core: a version (default this one's), or a local
+      package, file:PATH or a path to the tarball \`npm pack\` wrote, read from the folder you run
+      this in (refused if it is not there) and written relative to DIR
+  dynamicagents add-tenant NAME [--round | --mcp] [--root DIR]
       another tenant in the repository at DIR (default here): its agent, plugin and spec,
-      its binding and migration in wrangler.jsonc, its entry in src/tenants.ts
+      its binding and migration in wrangler.jsonc, its entry in src/tenants.ts;
+      --round: one that delegates subtasks to subagents (its subagent class also goes into
+      vitest.config.ts's additionalExports); --mcp: one whose tools come from MCP servers
+      (MCP_SERVERS, src/mcp.ts), its spec's server in vitest.config.ts
   dynamicagents start [OPTIONS]
       the whole local stack for the repository here (the Worker under wrangler dev --local, a dev
-      gatekeeper, the offline stand-in model, a dev MCP server) and a chat with the tenants of its
-      tenant registry; the starter's \`npm start\`. \`dynamicagents start --help\` lists the options
+      gatekeeper, the offline stand-in model, a dev MCP server when a tenant reads MCP_SERVERS)
+      and a chat with the tenants of its tenant registry; the starter's \`npm start\`.
+      \`dynamicagents start --help\` lists the options
   dynamicagents keys
       a fresh private Ed25519 JWK for the A2A_SIGNING_KEY secret
 `;
@@ -32,7 +38,14 @@ async function main(argv) {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { tenant: { type: "string" }, core: { type: "string" }, root: { type: "string" }, help: { type: "boolean", short: "h" } },
+    options: {
+      tenant: { type: "string" },
+      core: { type: "string" },
+      root: { type: "string" },
+      round: { type: "boolean" },
+      mcp: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
   });
   const [command, target, ...extra] = positionals;
   if (values.help || !command) return void process.stdout.write(USAGE);
@@ -41,13 +54,17 @@ async function main(argv) {
     return void process.stdout.write(`${JSON.stringify(await freshSigningJwk())}\n`);
   }
   if (command === "new" && target && !extra.length) {
-    const { root, tenant } = await createRepository({ dir: target, tenant: values.tenant, core: values.core });
+    const { root, tenant, core } = await createRepository({ dir: target, tenant: values.tenant, core: values.core });
+    const depends = core ? ` It depends on @dynamicagents/core ${core}.` : "";
     return void process.stdout.write(
-      `Wrote ${root}, with the tenant ${tenant}. Next:\n  cd ${target}\n  npm install\n  npm test          the tenant's spec, inside workerd\n  npm run check     the types\n`,
+      `Wrote ${root}, with the tenant ${tenant}.${depends} Next:\n  cd ${target}\n` +
+        "  npm install       as it is: never --legacy-peer-deps here, which would leave out @modelcontextprotocol/client (agents needs it)\n" +
+        "  npm test          the tenant's spec, inside workerd\n  npm run check     the types\n",
     );
   }
-  if (command === "add-tenant" && target && !extra.length) {
-    const { names, written, edited } = addTenant({ root: values.root ?? process.cwd(), tenant: target });
+  if (command === "add-tenant" && target && !extra.length && !(values.round && values.mcp)) {
+    const kind = values.round ? "round" : values.mcp ? "mcp" : "plain";
+    const { names, written, edited } = addTenant({ root: values.root ?? process.cwd(), tenant: target, kind });
     const list = (paths) => paths.map((p) => `  ${p}`).join("\n");
     return void process.stdout.write(
       `Added the tenant ${names.tenant} (${names.agentClass}, bound as ${names.binding}).\nWrote:\n${list(written)}\nEdited:\n${list(edited)}\n`,

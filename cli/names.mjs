@@ -6,7 +6,7 @@ const TENANT = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 
 /**
  * @param {string} tenant e.g. `weather` or `trip-planner`
- * @returns {{ tenant: string, camel: string, pascal: string, binding: string, title: string, agentClass: string }}
+ * @returns {{ tenant: string, camel: string, pascal: string, binding: string, title: string, words: string, agentClass: string, subagentClass: string }}
  */
 export function tenantNames(tenant) {
   if (!TENANT.test(tenant) || tenant.length > 40) {
@@ -23,7 +23,10 @@ export function tenantNames(tenant) {
     // Always suffixed, so no tenant's binding can take a name the platform reads (AI, TURN_WORKFLOW, …).
     binding: `${words.join("_").toUpperCase()}_AGENT`,
     title: words.map((w) => w[0].toUpperCase() + w.slice(1)).join(" "),
+    words: words.join(" "),
     agentClass: `${pascal}Agent`,
+    // The class a delegating tenant's subtasks run in (add-tenant --round).
+    subagentClass: `${pascal}Subagent`,
   };
 }
 
@@ -34,4 +37,5 @@ export const placeholders = (names) => ({
   __Name__: names.pascal,
   __BINDING__: names.binding,
   __Title__: names.title,
+  __words__: names.words,
 });

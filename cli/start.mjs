@@ -1,6 +1,7 @@
 // `npx dynamicagents start` (the starter's `npm start`): the local stack of
 // this package's scripts/dev (the Worker under `wrangler dev --local`, the dev
-// gatekeeper, the stand-in model, the dev MCP server, the chat and the dev
+// gatekeeper, the stand-in model, the dev MCP server (when a tenant reads
+// MCP_SERVERS), the chat and the dev
 // console) for the repository it runs in, with the tenants of that
 // repository's own tenant registry. Options as `npm start -- --help` lists them.
 import { spawn } from "node:child_process";

@@ -76,6 +76,8 @@ const researchRounds: RoundWords = {
   resultsHeader: "Results of the subtasks delegated so far:",
   progress: ({ round, subtasks, done, failed }) =>
     `working: round ${round}, ${subtasks} subtask${subtasks === 1 ? "" : "s"} (${done} done${failed ? `, ${failed} failed` : ""})`,
+  notStarted: ({ subtasks, error }) =>
+    `I could not do this research: none of the ${subtasks} subtask${subtasks === 1 ? "" : "s"} I delegated could start (${error}). Please tell whoever runs this agent.`,
   delegate: {
     description: ({ catalogue, max }) =>
       `Delegate durable subtasks, run concurrently by isolated subagents; their results arrive in the next round. At most ${max} per round, across all calls. Subtask types (JSON: type, description, params schema):\n${catalogue}`,

@@ -28,6 +28,7 @@ export type {
   HitlWords,
   InboundFile,
   PartWords,
+  RoundNotStarted,
   RoundProgress,
   RoundWords,
   ToolWords,

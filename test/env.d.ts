@@ -11,6 +11,7 @@ declare global {
       // reference's Env still satisfies the global one the agents SDK asks for.
       MARKER_AGENT?: AgentNamespace;
       MARKER_RESEARCHER?: AgentNamespace;
+      MARKER_UNLISTED?: AgentNamespace;
       MARKER_BROKEN?: AgentNamespace;
       MARKER_OBSERVED?: AgentNamespace;
       MARKER_MCP?: AgentNamespace;

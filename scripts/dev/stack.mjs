@@ -13,7 +13,7 @@ import { startGatekeeper } from "./gatekeeper.mjs";
 import { assertPortsFree, freePort } from "./http.mjs";
 import { startDevMcpServer } from "./mcp-devtools.mjs";
 import { startStandInModel } from "./model-server.mjs";
-import { describeTenants, loadTenants } from "./tenants.mjs";
+import { describeTenants, loadTenants, workerReads } from "./tenants.mjs";
 import { restartingWorker } from "./worker-restarts.mjs";
 import { spawnWrangler } from "./wrangler.mjs";
 
@@ -115,12 +115,15 @@ export function createStack(options) {
 
   async function startAll() {
     check();
+    // The dev MCP server is the Worker's MCP_SERVERS: started, and mentioned, only when some agent reads that.
+    const mcpWanted = await workerReads(root, "MCP_SERVERS");
+    check();
     // Every port before anything starts: one run names each that is taken, with the flag that moves it.
     await assertPortsFree([
       { port: ports.worker, what: "the Worker", flag: "--port" },
       { port: ports.gatekeeper, what: "the dev gatekeeper", flag: "--gatekeeper-port" },
       ...(standInWanted(env, paths.devVarsFile) ? [{ port: ports.model, what: "the stand-in model", flag: "--model-port" }] : []),
-      { port: ports.mcp, what: "the dev MCP server", flag: "--mcp-port" },
+      ...(mcpWanted ? [{ port: ports.mcp, what: "the dev MCP server", flag: "--mcp-port" }] : []),
     ]);
     ensureDir(paths.stateDir);
 
@@ -161,10 +164,12 @@ export function createStack(options) {
     if (vars.FETCH_ALLOWLIST) progress(`pages       the agents may read pages from the stand-in only (FETCH_ALLOWLIST ${vars.FETCH_ALLOWLIST})`);
 
     // The dev MCP server runs whichever model answers: the tools are the agent's, not the model's.
-    mcp = await startDevMcpServer({ port: ports.mcp });
-    check();
-    Object.assign(vars, mcpVars(mcp, devVars.vars));
-    progress(`mcp         ${describeMcp(mcp, vars, devVars.vars, rel(devVars.file))}`);
+    if (mcpWanted) {
+      mcp = await startDevMcpServer({ port: ports.mcp });
+      check();
+      Object.assign(vars, mcpVars(mcp, devVars.vars));
+      progress(`mcp         ${describeMcp(mcp, vars, devVars.vars, rel(devVars.file))}`);
+    }
 
     const inspectorPort = await freePort();
     check();
@@ -222,15 +227,17 @@ export function createStack(options) {
   }
 
   /**
-   * Stops everything this stack started; resolves to wrangler's process group
-   * and whether anything of it is left. Safe to call again, also while
-   * `start()` runs: what starts after a stop is stopped by `start()` itself.
+   * Stops everything this stack started; resolves to wrangler's process group,
+   * whether anything of it is left, and the servers it stopped besides (in
+   * words). Safe to call again, also while `start()` runs: what starts after a
+   * stop is stopped by `start()` itself.
    */
   async function stop() {
     stopped = true;
     const result = worker ? await worker.stop() : { pgid: undefined, leftover: false };
+    const servers = [gatekeeper && "the gatekeeper", standIn && "the stand-in model", mcp && "the dev MCP server"].filter((s) => typeof s === "string");
     await Promise.all([gatekeeper?.close(), standIn?.close(), mcp?.close()]);
-    return result;
+    return { ...result, servers };
   }
 
   /** The end of wrangler's output so far ("" before it started): for error messages. */
@@ -321,7 +328,7 @@ async function firstListedModel(baseUrl, apiKey) {
 
 /**
  * MCP_SERVERS and MCP_ALLOWLIST for the Worker (the reference assistant reads
- * them): the dev MCP server, its own harmless tools trusted by name (an MCP
+ * them, and a starter's MCP tenants: src/mcp.ts): the dev MCP server, its own harmless tools trusted by name (an MCP
  * tool not named so waits for an approval at every call: docs/mcp.md), each
  * unless the dev secrets file sets it, whose value wins as for FETCH_ALLOWLIST.
  * @param {{ name: string, url: string, origin: string, tools: string[] }} mcp
@@ -336,14 +343,14 @@ export function mcpVars(mcp, devVars) {
   return vars;
 }
 
-/** The progress line's words: which MCP servers the assistant is given, and from where. */
+/** The progress line's words: which MCP servers the agents that read MCP_SERVERS are given, and from where. */
 function describeMcp(mcp, vars, devVars, file) {
   const tools = `tools ${mcp.tools.join(", ")}`;
   if (vars.MCP_SERVERS) {
     const allowlist = vars.MCP_ALLOWLIST ? `MCP_ALLOWLIST ${vars.MCP_ALLOWLIST}` : `MCP_ALLOWLIST of ${file}`;
-    return `the assistant uses the dev MCP server ${mcp.name} at ${mcp.url}, ${tools} (MCP_SERVERS; ${allowlist})`;
+    return `the agents that read MCP_SERVERS use the dev MCP server ${mcp.name} at ${mcp.url}, ${tools} (MCP_SERVERS; ${allowlist})`;
   }
-  return `the assistant uses the MCP servers of ${file} (${serverNames(devVars.MCP_SERVERS)}); the dev MCP server ${mcp.name} runs at ${mcp.url} too, ${tools}`;
+  return `the agents that read MCP_SERVERS use the MCP servers of ${file} (${serverNames(devVars.MCP_SERVERS)}); the dev MCP server ${mcp.name} runs at ${mcp.url} too, ${tools}`;
 }
 
 /** The names of MCP_SERVERS' entries, for the progress line; the config itself checks the rest at the agent's start. */
@@ -354,7 +361,7 @@ function serverNames(raw) {
   } catch {
     // said below
   }
-  return "MCP_SERVERS is not a JSON array: the assistant will refuse to start";
+  return "MCP_SERVERS is not a JSON array: the agents that read it will refuse to start";
 }
 
 function describeModel(model) {

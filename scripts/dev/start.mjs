@@ -26,8 +26,9 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const USAGE = `Usage: npm start [-- options]   (in an author's repository: npx dynamicagents start [options])
 
 Starts the Worker (wrangler dev --local on 127.0.0.1:8787), the local dev
-gatekeeper, a dev MCP server for the assistant (tools roll_dice and
-count_words) and, unless OPENAI_BASE_URL is set, the offline stand-in model;
+gatekeeper, a dev MCP server (tools roll_dice and count_words, given to the
+Worker as MCP_SERVERS, only when its code reads that) and, unless
+OPENAI_BASE_URL is set, the offline stand-in model;
 registers the agent and the tenants of the deployment's tenant registry
 (the tenants module beside wrangler.jsonc's main, or package.json
 "dynamicagents": { "tenants": "<path>" }); then opens a chat (/help lists its
@@ -190,12 +191,14 @@ export async function main(root = ROOT, argv = process.argv.slice(2)) {
     chat?.close();
     devConsole?.close();
     session?.close();
-    const { pgid, leftover } = await stack.stop();
+    const { pgid, leftover, servers } = await stack.stop();
     if (pgid !== undefined) {
+      // Only what ran: no dev MCP server where no agent reads MCP_SERVERS, no stand-in with a real model.
+      const also = servers.length ? `, ${servers.slice(0, -1).join(", ")}${servers.length > 1 ? " and " : ""}${servers.at(-1)}` : "";
       info(
         leftover
           ? `! wrangler dev's process group ${pgid} is still alive after SIGKILL: stop it with  kill -KILL -- -${pgid}`
-          : `stopped wrangler dev (process group ${pgid}, nothing left), the gatekeeper, the model and the MCP server`,
+          : `stopped wrangler dev (process group ${pgid}, nothing left)${also}`,
       );
     }
     process.exit(leftover && code === 0 ? 1 : code);

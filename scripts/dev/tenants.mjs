@@ -135,6 +135,40 @@ export function unknownTenant(/** @type {Registry} */ registry, /** @type {strin
   return `unknown tenant ${JSON.stringify(tenant)}: ${registryOrigin(registry)} lists ${registry.tenants.map((t) => t.name).join(", ")}${registry.served.length ? `; choose ${registry.served.join(" or ")}` : ""}`;
 }
 
+/**
+ * Whether the Worker's own code reads the variable `name`: the text of wrangler's `main` bundled with
+ * what it imports from the repository (packages left out, so `@dynamicagents/core` never counts), by
+ * the deployment's own esbuild. A module nothing imports is not in the bundle, so a starter's
+ * src/mcp.ts counts only once a tenant uses it. When the Worker cannot be bundled here, `true`:
+ * wrangler will say what is wrong, and the stack does as it did before it asked.
+ * @param {string} root
+ * @param {string} name
+ */
+export async function workerReads(root, name) {
+  const config = WRANGLER_CONFIGS.map((file) => join(root, file)).find((file) => existsSync(file));
+  const main = config ? wranglerConfig(config).main : undefined;
+  if (!config || typeof main !== "string") return true;
+  try {
+    const esbuild = await wranglersEsbuild(root);
+    const { outputFiles } = await esbuild.build({
+      entryPoints: [resolve(dirname(config), main)],
+      bundle: true,
+      write: false,
+      format: "esm",
+      platform: "neutral",
+      packages: "external",
+      external: ["cloudflare:*", "node:*"],
+      conditions: ["workerd", "worker", "browser"],
+      mainFields: ["browser", "module", "main"],
+      loader: { ".sql": "text", ".txt": "text", ".html": "text", ".bin": "binary", ".wasm": "binary", ...ruleLoaders(config) },
+      logLevel: "silent",
+    });
+    return outputFiles.some((file) => file.text.includes(name));
+  } catch {
+    return true;
+  }
+}
+
 /** The esbuild wrangler builds the Worker with: resolved from the deployment's own wrangler package. */
 async function wranglersEsbuild(root) {
   let wranglerManifest;

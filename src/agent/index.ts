@@ -11,6 +11,7 @@ export {
   type HitlWords,
   type InboundFile,
   type PartWords,
+  type RoundNotStarted,
   type RoundProgress,
   type RoundWords,
   type ToolWords,

@@ -113,6 +113,14 @@ export interface RoundProgress {
   failed: number;
 }
 
+/** A round none of whose subtasks could start: no subagent could be made for any of them. */
+export interface RoundNotStarted {
+  round: number;
+  subtasks: number;
+  /** Why the first could not start (for the operator: a subagent class the runtime cannot find, say). */
+  error: string;
+}
+
 export interface RoundWords {
   /** Held to the model in every round: how and when to delegate. */
   contract: string;
@@ -122,6 +130,8 @@ export interface RoundWords {
   resultsHeader: string;
   /** The progress line announced after each round. */
   progress: (progress: RoundProgress) => string;
+  /** The turn's failure when no subtask of a round could start: the task fails with it rather than answering without them. */
+  notStarted: (context: RoundNotStarted) => string;
   delegate: DelegateWords;
 }
 
@@ -195,6 +205,7 @@ export function validatePolicy(policy: AgentPolicy | undefined, options: PolicyN
     text(rounds?.lastRoundNote, "rounds.lastRoundNote");
     text(rounds?.resultsHeader, "rounds.resultsHeader");
     fn(rounds?.progress, "rounds.progress");
+    fn(rounds?.notStarted, "rounds.notStarted");
     for (const name of ["description", "invalid", "tooMany", "overCap"] as const) fn(rounds?.delegate?.[name], `rounds.delegate.${name}`);
     text(rounds?.delegate?.accepted, "rounds.delegate.accepted");
   }

@@ -181,7 +181,7 @@ export const subtasks = sqliteTable(
     paramsJson: text("params_json").notNull(),
     /** Of (type, params, recipe version): a finished result is valid for exactly this. */
     fingerprint: text("fingerprint").notNull(),
-    /** pending | running | waiting | done | failed | canceled */
+    /** pending | running | waiting | done | failed | unstarted | canceled */
     status: text("status").notNull(),
     resultJson: text("result_json"),
     error: text("error"),

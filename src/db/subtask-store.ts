@@ -4,8 +4,11 @@ import { onFirstUse } from "./on-first-use.js";
 import { rounds, subtasks } from "./schema.js";
 
 export type SubtaskRow = typeof subtasks.$inferSelect;
-/** `waiting`: its recipe asked the human a question and runs on once it is answered. */
-export type SubtaskStatus = "pending" | "running" | "waiting" | "done" | "failed" | "canceled";
+/**
+ * `waiting`: its recipe asked the human a question and runs on once it is answered.
+ * `unstarted`: final, as `failed`, but no subagent could be made for it (its class is not among the Worker's exports, say).
+ */
+export type SubtaskStatus = "pending" | "running" | "waiting" | "done" | "failed" | "unstarted" | "canceled";
 const UNFINISHED: SubtaskStatus[] = ["pending", "running", "waiting"];
 
 export type RoundDecision = { kind: "delegate"; count: number } | { kind: "answer"; text: string };
@@ -184,7 +187,7 @@ export class SubtaskStore {
   }
 
   /**
-   * Moves a subtask on; a final one (done, failed, canceled) never changes
+   * Moves a subtask on; a final one (done, failed, unstarted, canceled) never changes
    * again, so a second run's late failure cannot overwrite `done`. Returns
    * whether it moved.
    */

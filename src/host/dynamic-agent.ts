@@ -12,7 +12,7 @@ import { createAgentRuntime, type AgentRuntime } from "../plugin/runtime.js";
 import { mcpServersPlugin } from "../mcp/index.js";
 import { compactAfterTurn, summarizeWith } from "../round/conversation.js";
 import type { LoopDeps, RoundStep, TurnContext } from "../round/deps.js";
-import { SubtaskRunner, type Subagents } from "../round/subtasks.js";
+import { SubtaskRunner, subagentFacets, type Subagents } from "../round/subtasks.js";
 import { runTurn } from "../round/turn.js";
 import { AgentNotStarted } from "./errors.js";
 import type { AgentEnv, LifecycleLimits, LifecycleWords } from "./lifecycle.js";
@@ -125,11 +125,7 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
     return new SubtaskRunner({
       db: this.agentDb,
       config,
-      facets: {
-        get: (id) => this.dynamicAgents.get(subagentClass, id),
-        has: (id) => this.dynamicAgents.has(subagentClass, id),
-        delete: (id) => this.dynamicAgents.delete(subagentClass, id),
-      },
+      facets: subagentFacets(this.dynamicAgents, subagentClass),
       events: this.agentEvents,
       waitUntil: (promise) => this.ctx.waitUntil(promise),
     });

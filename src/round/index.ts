@@ -3,5 +3,5 @@
 // loop's exports (`runTurn`, `runHandleTask` and what they are handed).
 export { runBounded } from "./bounded.js";
 export type { LoopDeps, LoopEvents, RoundStep, RoundSubtasks, TurnContext } from "./deps.js";
-export { SubtaskRunner, type SubagentClass, type SubagentFacets, type Subagents, type SubtaskRunnerDeps } from "./subtasks.js";
+export { SubtaskRunner, subagentFacets, type SubagentClass, type SubagentFacets, type Subagents, type SubtaskRunnerDeps } from "./subtasks.js";
 export { runHandleTask, runTurn } from "./turn.js";

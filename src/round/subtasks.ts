@@ -1,4 +1,4 @@
-import type { DynamicAgentClass } from "agents";
+import type { Agent, DynamicAgentClass } from "agents";
 import type { AgentConfig } from "../agent/config.js";
 import type { SubagentObject, SubtaskBudget, SubtaskModelCall, SubtaskQuestion, SubtaskRunResult } from "../boundary/index.js";
 import type { AgentDB } from "../db/agent-db.js";
@@ -20,10 +20,22 @@ export interface Subagents<Env extends Cloudflare.Env> {
 
 /** The subagent facets of the object, one per subtask, named after it: the object's own (`this.dynamicAgents`), handed in. */
 export interface SubagentFacets {
+  /** The subagent class's name, as the Worker exports it. */
+  className: string;
   get(subtaskId: string): Promise<SubagentObject>;
   has(subtaskId: string): boolean;
   /** Deletes the facet and its storage. */
   delete(subtaskId: string): Promise<void>;
+}
+
+/** The facets of `subagentClass` an agent makes through the agents SDK (its `this.dynamicAgents`), one per subtask. */
+export function subagentFacets<Env extends Cloudflare.Env>(agents: Agent["dynamicAgents"], subagentClass: SubagentClass<Env>): SubagentFacets {
+  return {
+    className: subagentClass.name,
+    get: (id) => agents.get(subagentClass, id),
+    has: (id) => agents.has(subagentClass, id),
+    delete: (id) => agents.delete(subagentClass, id),
+  };
 }
 
 /** What the subtask runner works with. */
@@ -135,9 +147,21 @@ export class SubtaskRunner {
     const store = this.deps.db.subtasks;
     let result: SubtaskRunResult | undefined;
     let lastError = "";
+    // Whether a subagent was ever made for it: a subtask none could be made for did not start.
+    let started = false;
     for (let attempt = 1; attempt <= SUBAGENT_ATTEMPTS && !result; attempt++) {
+      let subagent: SubagentObject;
       try {
-        const subagent = await this.deps.facets.get(row.id);
+        subagent = await this.deps.facets.get(row.id);
+      } catch (error) {
+        const missing = missingSubagentClass(error, this.deps.facets.className);
+        lastError = missing ?? (error instanceof Error ? error.message : String(error));
+        // A class the runtime cannot find now it will not find on the next attempt either.
+        if (missing) break;
+        continue;
+      }
+      started = true;
+      try {
         const verdict = await subagent.runSubtask({
           subtaskId: row.id,
           taskId,
@@ -165,7 +189,9 @@ export class SubtaskRunner {
       return result.question;
     }
     const ended = !result
-      ? store.mark(row.id, "failed", { error: lastError }) && "failed"
+      ? started
+        ? store.mark(row.id, "failed", { error: lastError }) && "failed"
+        : store.mark(row.id, "unstarted", { error: lastError }) && "failed"
       : result.status === "done"
         ? store.mark(row.id, "done", { result: result.result }) && "done"
         : result.status === "failed"
@@ -200,6 +226,29 @@ export class SubtaskRunner {
       this.deps.events.emit("model.call", taskId, { round: row.round, subtaskId: row.id, ...call }, ["model", row.id, from + i]);
     }
   }
+}
+
+/**
+ * How the runtime refuses a facet of a class it cannot find: the agents SDK's
+ * words when the Worker's exports (`ctx.exports`) have no such name, and
+ * workerd's when the name is exported but not as a Durable Object class (a
+ * vitest pool that guessed the export's kind instead of reading it from
+ * `additionalExports`).
+ */
+const NOT_A_SUBAGENT_CLASS = [/not found in worker exports/, /Incorrect type for the 'class' field/];
+
+/**
+ * A subagent class the runtime cannot find, said with its likely causes: not
+ * exported from the Worker's main module under its own name, or, in a vitest
+ * pool, not listed in `additionalExports`. `undefined` for any other failure.
+ */
+function missingSubagentClass(error: unknown, name: string): string | undefined {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!NOT_A_SUBAGENT_CLASS.some((pattern) => pattern.test(message))) return undefined;
+  return (
+    `the subagent class ${name} is not among the Worker's exports as a Durable Object class, so no subtask can run in it: export it from the Worker's ` +
+    `main module under its own name; in a vitest pool (@cloudflare/vitest-plugin), also list it in cloudflareTest's additionalExports: { ${name}: "DurableObject" }`
+  );
 }
 
 /**

@@ -62,6 +62,14 @@ export async function runTurn(deps: LoopDeps, turn: TurnContext, round: number, 
   if (signal.aborted) return { kind: "canceled" };
   if (asked) return { kind: "ask", ...subtaskRequest(asked.subtaskId, asked.question) };
   const rows = db.subtasks.ofRound(taskId, round);
+  // No subagent could be made for any of them: the turn fails saying so, rather than answering as if they had run.
+  const unstarted = rows.filter((r) => r.status === "unstarted");
+  if (rows.length > 0 && unstarted.length === rows.length) {
+    const error = unstarted[0]!.error ?? "";
+    console.error(`round ${round} of ${taskId}: none of its ${rows.length} subtasks could start: ${error}`);
+    const text = policy.rounds?.notStarted({ round, subtasks: rows.length, error }) ?? policy.messages.unfinished;
+    return { kind: "done", outcome: { state: "TASK_STATE_FAILED", text } };
+  }
   const progress = policy.rounds?.progress;
   return {
     kind: "continue",
@@ -70,7 +78,7 @@ export async function runTurn(deps: LoopDeps, turn: TurnContext, round: number, 
           round,
           subtasks: rows.length,
           done: rows.filter((r) => r.status === "done").length,
-          failed: rows.filter((r) => r.status === "failed").length,
+          failed: rows.filter((r) => r.status === "failed" || r.status === "unstarted").length,
         })
       : "",
   };

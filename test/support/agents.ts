@@ -63,6 +63,7 @@ export const markerPolicy: AgentPolicy = {
     lastRoundNote: mark("last-round"),
     resultsHeader: mark("results"),
     progress: () => mark("progress"),
+    notStarted: (context) => `${mark("not-started")}${JSON.stringify(context)}`,
     delegate: {
       description: ({ catalogue }) => `${mark("delegate")}${catalogue}`,
       invalid: ({ problems }) => `${mark("invalid")}${JSON.stringify(problems)}`,
@@ -295,6 +296,19 @@ export class MarkerSubagent extends RecipeSubagentBase<Cloudflare.Env> {
 }
 
 /**
+ * A researcher whose subagent class the runtime cannot find: the Worker
+ * exports it (test/support/worker.ts), but the pool's `additionalExports`
+ * does not list it (vitest.config.ts), as an author's pool might forget to.
+ */
+export class UnlistedResearcher extends MarkerResearcher {
+  protected override subagents(): Subagents<Cloudflare.Env> {
+    return { subagentClass: UnlistedSubagent };
+  }
+}
+
+export class UnlistedSubagent extends MarkerSubagent {}
+
+/**
  * An agent that cannot start: its plugin refuses its secret, and its check is
  * careless enough to quote the value, which is a canary (vitest.config.ts).
  * Neither a caller nor a log line may ever see it.
@@ -381,6 +395,7 @@ export class ObservedAgent extends DynamicAgent<Cloudflare.Env> {
 export const markerTenants: Record<string, TenantConfig<Cloudflare.Env>> = {
   marker: { manifest: markerManifest("marker"), agent: (env) => required(env.MARKER_AGENT) },
   "marker-researcher": { manifest: markerManifest("marker-researcher"), agent: (env) => required(env.MARKER_RESEARCHER) },
+  "marker-unlisted": { manifest: markerManifest("marker-unlisted"), agent: (env) => required(env.MARKER_UNLISTED) },
   broken: { manifest: markerManifest("broken"), agent: (env) => required(env.MARKER_BROKEN) },
   observed: { manifest: markerManifest("observed"), agent: (env) => required(env.MARKER_OBSERVED) },
   mcp: { manifest: markerManifest("mcp"), agent: (env) => required(env.MARKER_MCP) },

@@ -3,5 +3,14 @@
 // their own (vitest.config.ts), which the reference edge never addresses.
 export { default } from "../../reference/worker.js";
 export * from "../../reference/worker.js";
-export { BrokenAgent, MarkerAgent, MarkerResearcher, MarkerSubagent, MarkerTurnWorkflow, ObservedAgent } from "./agents.js";
+export {
+  BrokenAgent,
+  MarkerAgent,
+  MarkerResearcher,
+  MarkerSubagent,
+  MarkerTurnWorkflow,
+  ObservedAgent,
+  UnlistedResearcher,
+  UnlistedSubagent,
+} from "./agents.js";
 export { McpMarkerAgent } from "./mcp-agent.js";

@@ -13,4 +13,8 @@ export interface Env extends EdgeEnv {
   OPENAI_API_KEY?: string;
   OPENAI_MODEL?: string;
   OPENAI_FALLBACK_MODEL?: string;
+  /** JSON array of MCP servers, for the agents that read it (src/mcp.ts): each `{ name, url, bearerSecret?, trustedTools?, … }`. */
+  MCP_SERVERS?: string;
+  /** JSON array of the origins those MCP servers may be at; a server elsewhere stops its agent from starting. */
+  MCP_ALLOWLIST?: string;
 }

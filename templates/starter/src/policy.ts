@@ -53,4 +53,10 @@ export const policy: AgentPolicy = {
     timedOut: "No answer came in time, so I am going on without it.",
   },
   parts,
+  tools: {
+    findToolsDescription:
+      "Search the tools you have beyond the ones offered now, by what you need done (a few words). The tools it finds are offered to you from the next step on.",
+    mcpUnavailable: (servers) =>
+      `The tool server${servers.length === 1 ? "" : "s"} ${servers.join(", ")} could not be reached for this request, so ${servers.length === 1 ? "its" : "their"} tools are missing now. If the user needs them, say so rather than guessing.`,
+  },
 };

@@ -15,7 +15,8 @@ describe("__tenant__", () => {
     const accepted = await harness.send("Look up Paris.");
     const done = await gatekeeper.terminal(accepted.id);
 
-    expect(done.status.state).toBe("TASK_STATE_COMPLETED");
+    // A task that failed says why in its status message: shown if this fails.
+    expect(done.status.state, done.status.message?.parts[0]?.text).toBe("TASK_STATE_COMPLETED");
     // What the model was sent: the tool among its tools, then the tool's own result.
     expect(model.requests[0]!.tools).toContain("lookup");
     expect(model.requests[1]!.toolResults[0]!.toolName).toBe("lookup");

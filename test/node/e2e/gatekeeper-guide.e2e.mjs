@@ -18,16 +18,17 @@
 // It deliberately imports nothing of the package for minting, canonicalisation,
 // card verification or push verification (not scripts/dev/gatekeeper.mjs, not
 // src/testing/*, not src/a2a/*): a second, independent implementation is the
-// point, so it is exempt from the project's one-of-each rule. Processes are
-// started with the commands the guide documents ("Running it locally"):
-// `npm run --silent keys` into a 0600 env file, `npm run standin-model`, and
-// `npx wrangler dev --local --ip 127.0.0.1 --port … --env-file … --var …`
-// (plus a temporary --persist-to and a free --inspector-port, so it never
-// touches another session). Its own loopback ports: Worker 8887, gatekeeper
-// 8897, model 8898. Nothing is asserted about time beyond generous timeouts.
-import { execFileSync, spawn } from "node:child_process";
+// point, so it is exempt from the project's one-of-each rule. The Worker and
+// the stand-in model are started by the guide's own block ("Running it
+// locally"), read from docs/gatekeeper.md and run as written by bash, in a
+// process group of its own, with its variables set as a reader would set
+// them: this run's ports (Worker 8887, model 8898, a free inspector port),
+// its gatekeeper's origin (8897) and a temporary state folder, so it never
+// touches another session. The last test stops it as Ctrl-C does. Nothing
+// is asserted about time beyond generous timeouts.
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -37,6 +38,8 @@ import { Refused, canonicalize, ed25519Key, jwksUrlFor, parseStrictJson, startGu
 
 const ROOT = new URL("../../..", import.meta.url).pathname;
 const BIN = join(ROOT, "node_modules", ".bin");
+/** The line before the guide's block ("Running it locally"). */
+const BLOCK_MARKER = "<!-- test/node/e2e/gatekeeper-guide.e2e.mjs runs this block as written -->";
 const PORTS = { worker: 8887, gatekeeper: 8897, model: 8898 };
 const WORKER = `http://127.0.0.1:${PORTS.worker}`;
 const MODEL_BASE = `http://127.0.0.1:${PORTS.model}/v1`;
@@ -52,10 +55,9 @@ const home = mkdtempSync(join(tmpdir(), "gatekeeper-guide-"));
 const runId = randomUUID().slice(0, 8);
 /** @type {{ kid: string, x: string }} */
 let signingKey;
-/** @type {ReturnType<typeof startGroup> | undefined} */
-let model;
-/** @type {ReturnType<typeof startGroup> | undefined} */
+/** The guide's block: the stand-in model and the Worker, one process group. @type {ReturnType<typeof startGroup> | undefined} */
 let worker;
+const state = join(home, "state");
 /** @type {Awaited<ReturnType<typeof startGuideGatekeeper>>} */
 let gk;
 
@@ -69,29 +71,26 @@ let gk;
  * @param {string} name
  * @param {string} command
  * @param {string[]} args
- * @param {Record<string, string>} [env]
+ * @param {Record<string, string>} [env] the reader's variables; nothing else is set for them (the
+ *   block exports what keeps wrangler offline, and npm puts the project's Node first on PATH)
  */
 function startGroup(name, command, args, env = {}) {
   const logFile = join(home, `${name}.log`);
   const log = createWriteStream(logFile, { mode: 0o600 });
   const base = { ...process.env };
-  // Offline by construction: whatever model the developer configured is not used.
-  for (const variable of ["OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_API_KEY", "OPENAI_FALLBACK_MODEL"]) delete base[variable];
+  // Offline by construction: whatever model the developer configured is not used, nor whatever
+  // of the block's variables the shell running this test happens to hold.
+  for (const variable of ["OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_API_KEY", "OPENAI_FALLBACK_MODEL", "WRANGLER_ARGS"]) delete base[variable];
+  // A shell as a reader has it: not vitest's PATH with this checkout's node_modules/.bin first.
+  base.PATH = (process.env.PATH ?? "")
+    .split(delimiter)
+    .filter((dir) => dir !== BIN)
+    .join(delimiter);
   const child = spawn(command, args, {
     cwd: ROOT,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    // The project's Node first on PATH, as `npm run` does (wrangler needs Node >= 22); the guide's
-    // `export` line ("Running it locally"): wrangler makes no outbound lookup.
-    env: {
-      ...base,
-      PATH: `${BIN}${delimiter}${process.env.PATH ?? ""}`,
-      CLOUDFLARE_CF_FETCH_ENABLED: "false",
-      WRANGLER_HIDE_BANNER: "true",
-      WRANGLER_SEND_METRICS: "false",
-      NO_COLOR: "1",
-      ...env,
-    },
+    env: { ...base, NO_COLOR: "1", ...env },
   });
   const tail = [];
   const state = { reloads: 0, exited: /** @type {null | { code: number | null, signal: string | null }} */ (null), output: "" };
@@ -122,16 +121,18 @@ function startGroup(name, command, args, env = {}) {
     state,
     logFile,
     tail: () => tail.join("\n"),
-    /** SIGTERM to the group, SIGKILL if anything of it lingers. */
-    stop: async () => {
+    alive,
+    /** `signal` (SIGTERM) to the group, SIGKILL if anything of it lingers; resolves to whether anything had to be killed. */
+    stop: async (signal = "SIGTERM") => {
       try {
-        process.kill(-pgid, "SIGTERM");
+        process.kill(-pgid, signal);
       } catch {
         // gone already
       }
       await Promise.race([exited, sleep(5_000)]);
       for (let i = 0; i < 30 && alive(); i++) await sleep(100);
-      if (alive()) {
+      const lingered = alive();
+      if (lingered) {
         try {
           process.kill(-pgid, "SIGKILL");
         } catch {
@@ -139,7 +140,8 @@ function startGroup(name, command, args, env = {}) {
         }
         for (let i = 0; i < 20 && alive(); i++) await sleep(100);
       }
-      log.end();
+      await new Promise((resolve) => log.end(resolve));
+      return lingered;
     },
   };
 }
@@ -183,53 +185,28 @@ beforeAll(async () => {
   // The gatekeeper first: the Worker fetches its JWKS on the first call.
   gk = await startGuideGatekeeper({ port: PORTS.gatekeeper, identityKey: `guide-${runId}` });
 
-  // "Running it locally": the signing key, made by `npm run --silent keys`, in a file readable only by its owner.
-  const key = execFileSync("npm", ["run", "--silent", "keys"], {
-    cwd: ROOT,
-    encoding: "utf8",
-    env: { ...process.env, PATH: `${BIN}${delimiter}${process.env.PATH ?? ""}` },
-  }).trim();
-  signingKey = JSON.parse(key);
-  const envFile = join(home, "worker.env");
-  writeFileSync(envFile, `A2A_SIGNING_KEY='${key}'\n`, { mode: 0o600 });
-
-  model = startGroup("standin-model", "npm", ["run", "standin-model", "--", "--port", String(PORTS.model), "--quiet"]);
+  // "Running it locally": the guide's block as written, its variables as a reader sets them.
+  const guide = readFileSync(join(ROOT, "docs/gatekeeper.md"), "utf8");
+  const marker = guide.indexOf(BLOCK_MARKER);
+  const block = /```bash\n([\s\S]*?)```/.exec(guide.slice(marker))?.[1];
+  if (marker === -1 || !block) throw new Error(`docs/gatekeeper.md has no bash block after ${BLOCK_MARKER}`);
+  worker = startGroup("local", "bash", ["-c", block], {
+    WORKER_PORT: String(PORTS.worker),
+    MODEL_PORT: String(PORTS.model),
+    INSPECTOR_PORT: String(inspectorPort),
+    STATE: state,
+    GATEKEEPER: gk.origin,
+  });
   await until(
     async () => ((await fetch(`${MODEL_BASE}/models`, { signal: AbortSignal.timeout(2_000) })).status === 200 ? true : undefined),
     60_000,
     "the stand-in model",
   );
-
-  worker = startGroup(
-    "wrangler",
-    "npx",
-    [
-      "wrangler",
-      "dev",
-      "--local",
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(PORTS.worker),
-      "--env-file",
-      envFile,
-      "--var",
-      `GATEKEEPER_ORIGINS:${JSON.stringify([gk.origin])}`,
-      "--var",
-      `OPENAI_BASE_URL:${MODEL_BASE}`,
-      "--var",
-      "OPENAI_MODEL:offline-stand-in",
-      "--var",
-      `FETCH_ALLOWLIST:${JSON.stringify([`http://127.0.0.1:${PORTS.model}`])}`,
-      // Not in the guide's command: this run's own storage and inspector, so no other session is touched.
-      "--persist-to",
-      join(home, "state"),
-      "--inspector-port",
-      String(inspectorPort),
-      "--show-interactive-dev-session=false",
-    ],
-    { X_LOCAL_OBSERVABILITY: "false" },
-  );
+  // The block made the signing key (`npm run --silent keys`) into $STATE/worker.env, readable only by its owner.
+  const envFile = join(state, "worker.env");
+  const key = await until(() => /^A2A_SIGNING_KEY='(.+)'$/m.exec(existsSync(envFile) ? readFileSync(envFile, "utf8") : "")?.[1], 30_000, "the signing key");
+  signingKey = JSON.parse(key);
+  expect(statSync(envFile).mode & 0o777).toBe(0o600);
   await until(
     async () => {
       const response = await fetch(jwksUrlFor(WORKER), { signal: AbortSignal.timeout(2_000) });
@@ -244,7 +221,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await worker?.stop();
-  await model?.stop();
   await gk?.close();
   rmSync(home, { recursive: true, force: true });
 });
@@ -357,7 +333,7 @@ describe("the gatekeeper of docs/gatekeeper.md", () => {
 
   it("registers the deployment: the stub card verifies over its served bytes, tampered copies do not, the key is pinned", async () => {
     // The stand-in announced itself as the guide shows ("Running it locally").
-    expect.soft(model?.state.output ?? "").toContain(`offline stand-in model  ${MODEL_BASE}`);
+    expect.soft(worker?.state.output ?? "").toContain(`offline stand-in model  ${MODEL_BASE}`);
     const seen = await gk.register(WORKER);
     const { card, header, served, response } = seen;
     const pin = /** @type {{ jku: string, kid: string, x: string }} */ (gk.agent.pin);
@@ -976,5 +952,14 @@ describe("the gatekeeper of docs/gatekeeper.md", () => {
     expect.soft(pushesFor(tasks.deadLettered.token).length, "the 404 was tried once").toBe(1);
     say(`${pushes.length} pushes from the Worker verified; ${gk.receiver.log.length - pushes.length} forged ones sent to the receiver`);
     expect.soft(worker?.state.reloads, "wrangler reloaded the Worker mid-run (a source file changed): rerun on a quiet tree").toBe(0);
+  });
+
+  it("kept everything in the block's state folder, and stops, stand-in and all, at Ctrl-C", async () => {
+    // The Worker's storage went to $STATE/wrangler ("What still lands in the repository").
+    expect(readdirSync(join(state, "wrangler")).length).toBeGreaterThan(0);
+    // Ctrl-C is SIGINT to the terminal's foreground group: wrangler stops, and the block's trap stops the stand-in.
+    const lingered = await worker?.stop("SIGINT");
+    expect(lingered, `something of the block outlived Ctrl-C; its log ends:\n${worker?.tail()}`).toBe(false);
+    expect(readFileSync(/** @type {string} */ (worker?.logFile), "utf8")).toContain("stopped the stand-in model");
   });
 });

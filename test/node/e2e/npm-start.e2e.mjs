@@ -137,7 +137,7 @@ describe("npm start -- --once", () => {
     const run = await npmStart(["--once", "count these five words please"]);
     expect(run.code, explain(run)).toBe(0);
     const mcpUrl = `http://127.0.0.1:${ports.mcp}/mcp`;
-    expect(run.stderr).toContain(`mcp         the assistant uses the dev MCP server devtools at ${mcpUrl}, tools roll_dice, count_words`);
+    expect(run.stderr).toContain(`mcp         the agents that read MCP_SERVERS use the dev MCP server devtools at ${mcpUrl}, tools roll_dice, count_words`);
     expect(run.stderr).toContain(`MCP_ALLOWLIST ["http://127.0.0.1:${ports.mcp}"]`);
     // Needs core's MCP client (src/mcp): the Worker connects, lists the tools, and the stand-in calls each once.
     expect(run.stdout, explain(run)).toMatch(/I used the MCP tools? .*devtools__(roll_dice|count_words) \("[^"]+"\)/);

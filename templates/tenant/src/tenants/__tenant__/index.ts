@@ -12,19 +12,22 @@ declare module "../../env.js" {
   }
 }
 
-/** The __tenant__ tenant: its card (GetExtendedAgentCard) and where its agent lives. */
+/**
+ * The __tenant__ tenant: its card (GetExtendedAgentCard, what callers read about it) and where its
+ * agent lives. The card's words are yours: say what the agent does once its tools do it.
+ */
 const tenant: TenantConfig<Env> = {
   manifest: {
     name: "__Title__",
-    description: "An agent that looks things up with its lookup tool and answers in a sentence or two.",
+    description: "__Title__: answers questions about __words__ in a sentence or two, with its tools.",
     version: "0.1.0",
     skills: [
       {
-        id: "lookup",
-        name: "Look something up",
-        description: "Looks up what you ask about and answers briefly.",
-        tags: ["lookup"],
-        examples: ["Look up Paris."],
+        id: "__tenant__",
+        name: "__Title__",
+        description: "Answers a question about __words__.",
+        tags: ["__tenant__"],
+        examples: ["What do you know about Paris?"],
       },
     ],
     defaultInputModes: ["text/plain"],
