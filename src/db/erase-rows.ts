@@ -44,8 +44,9 @@ const BATCH = 100;
  * direct replies, and for the caller everything else but today's and
  * yesterday's token totals. Each batch saves the record with it, and what
  * of the scope lives outside the tables (open turns' instances, subagents)
- * for the cleanup; the last one moves the record to `cleanup`. Synchronous from start to end: no call sees the scope half
- * erased. `hashes`: from `ErasureStore.hashesOf`.
+ * for the cleanup; the last one moves the record to `cleanup`. Synchronous
+ * from start to end: no call sees the scope half erased. `hashes`: from
+ * `ErasureStore.hashesOf`.
  */
 export function eraseRows(
   db: DrizzleSqliteDODatabase,

@@ -192,22 +192,19 @@ export class ErasureStore {
     return query.where(sql`json_extract(${directReplies.replyJson}, '$.contextId') = ${scope.contextId}`).all();
   }
 
-  /** The object's HMAC key; `make`: created now if it has none. */
-  #loadKey(make: boolean): Promise<CryptoKey | undefined> {
-    const known = this.#key;
-    if (known) return known.then((key) => key ?? (make ? this.#made() : undefined));
-    const loaded = this.#import(this.db.select().from(erasureKey).get()?.secret);
-    this.#key = loaded;
-    return make ? loaded.then((key) => key ?? this.#made()) : loaded;
-  }
-
-  #made(): Promise<CryptoKey> {
-    const secret = hex(crypto.getRandomValues(new Uint8Array(32)).buffer);
-    this.db.insert(erasureKey).values({ id: 1, secret }).onConflictDoNothing().run();
-    const stored = this.db.select().from(erasureKey).get()!.secret;
-    const made = this.#import(stored) as Promise<CryptoKey>;
-    this.#key = made;
-    return made;
+  /** The object's HMAC key, read once per instance; `make`: created now if it has none (its first erasure). */
+  async #loadKey(make: boolean): Promise<CryptoKey | undefined> {
+    this.#key ??= this.#import(this.db.select().from(erasureKey).get()?.secret);
+    const key = await this.#key;
+    if (key || !make) return key;
+    // Stored before any hash is made with it; a key another call made meanwhile stands.
+    this.db
+      .insert(erasureKey)
+      .values({ id: 1, secret: hex(crypto.getRandomValues(new Uint8Array(32)).buffer) })
+      .onConflictDoNothing()
+      .run();
+    this.#key = this.#import(this.db.select().from(erasureKey).get()?.secret);
+    return this.#key;
   }
 
   #import(secret: string | undefined): Promise<CryptoKey | undefined> {
