@@ -42,6 +42,7 @@ const noArtifacts = (): never => {
 const fetchPage = async (fetch: typeof globalThis.fetch, url: string, abortSignal?: AbortSignal) => {
   const { tools } = await webFetchPlugin({ allowlist: [ORIGIN], fetch }).toolFamilies!.web!({
     taskId: "t",
+    contextId: "c",
     origin: "https://agents.test",
     emit: () => {},
     progress: () => {},

@@ -113,10 +113,9 @@ describe("createAgentRuntime fails at start-up with a sentence naming the culpri
       definePlugin({ key: "b", capability: "Can B.", toolFamilies: { fb: echoFamily("tb") } }),
     ]);
     expect(runtime.capabilities).toBe("Can A.\nCan B.");
-    expect(Object.keys((await runtime.tools({ taskId: "t", origin: "https://o.test", addArtifact: noArtifacts }, { cutNote: "cut" })).tools).sort()).toEqual([
-      "ta",
-      "tb",
-    ]);
+    expect(
+      Object.keys((await runtime.tools({ taskId: "t", contextId: "c", origin: "https://o.test", addArtifact: noArtifacts }, { cutNote: "cut" })).tools).sort(),
+    ).toEqual(["ta", "tb"]);
     // No plugin supplies a backing: memory, behind the configured caps.
     const workspace = runtime.workspace({ storage: {} as DurableObjectStorage });
     expect(workspace.caps).toEqual(config.workspace);
@@ -310,7 +309,7 @@ describe("redaction without holes", () => {
       env: {},
       config: config.model,
       messages: [{ role: "user", content: "look it up" }],
-      tools: (await runtime.tools({ taskId: "t", origin: "https://o.test", addArtifact: noArtifacts }, { cutNote: "cut" })).tools,
+      tools: (await runtime.tools({ taskId: "t", contextId: "c", origin: "https://o.test", addArtifact: noArtifacts }, { cutNote: "cut" })).tools,
       stopWhen: stepCountIs(3),
       models: scriptedChoices(model),
     });

@@ -5,6 +5,7 @@ export type {
   BeginTask,
   Begun,
   CallerObject,
+  Erasure,
   EventLines,
   PushConfigFrom,
   Replied,
@@ -43,7 +44,7 @@ export {
   type TurnStart,
   type TurnStep,
 } from "./turn-object.js";
-export { eventLine, readEventLine } from "./event-lines.js";
+export { closingLine, eventLine, readEventLine } from "./event-lines.js";
 export { accepted, refused, settle, unwrap, type Verdict } from "./verdict.js";
 export type {
   ArtifactJson,

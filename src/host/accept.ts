@@ -8,7 +8,7 @@ import type { HitlRow } from "../db/hitl-store.js";
 import { answer, answerOf } from "../round/hitl/index.js";
 import { dailyBudgetRefusal } from "./budget.js";
 import { queueRedelivery } from "./deliveries.js";
-import { messageFingerprint } from "./message-fingerprint.js";
+import { messageFingerprint } from "../boundary/message-fingerprint.js";
 import type { ObjectParts } from "./lifecycle.js";
 import { withConfigIds } from "./push-config-ids.js";
 import { hasConfig, putConfig } from "./push-configs.js";
@@ -28,6 +28,8 @@ interface SendToAccept {
   instanceId: string;
   /** The message's digest: a retry must repeat the message exactly. */
   fingerprint: string;
+  /** The keyed hash of its `messageId`: an erased one is TaskNotFound and starts nothing. */
+  erasedAs: string;
   /** The caller's hash, for the turn's events. */
   caller: string | undefined;
 }
@@ -62,7 +64,8 @@ function decideAccept(
 ): { reply: Continued | Replied; happened?: Happened; queued?: string } | { refused: RpcError; happened: Happened } {
   const { input, fingerprint } = send;
   const messageId = input.message.messageId;
-  const prior = db.priorSends.of(messageId);
+  const prior = db.priorSends.of(messageId, send.erasedAs);
+  if (prior?.kind === "erased") throw taskNotFound(`(of messageId ${JSON.stringify(messageId)}: it was accepted here and has since been erased)`);
   if (prior?.kind === "reply") {
     assertSameMessage(prior.fingerprint, fingerprint, messageId);
     return { reply: { message: JSON.parse(prior.json) as MessageJson } };
@@ -239,6 +242,7 @@ export class Begin {
     const agentId = agent.agentId();
     const instanceId = await turnInstanceId(agentId, messageId);
     const fingerprint = await messageFingerprint(input.message);
+    const erasedAs = await db.erasures.hashOf(messageId);
     if (input.caller?.gatekeeper) {
       await events.learnCaller(agent.signingKey(), { gatekeeper: input.caller.gatekeeper, tenant: input.tenant, key: input.caller.key });
     }
@@ -256,7 +260,7 @@ export class Begin {
       const { maxInFlightTurns, maxPendingQuestions, maxPendingDeliveries, tokensPerCallerPerDay } = agent.limits();
       const decision = decideAccept(
         db,
-        { input, agentId, instanceId, fingerprint, caller },
+        { input, agentId, instanceId, fingerprint, erasedAs, caller },
         {
           directReply: (message) => agent.directReply(message),
           tokensPerCallerPerDay,

@@ -25,6 +25,11 @@ export async function startWorkflow(parts: ObjectParts, id: string, params: Turn
   }
 }
 
+/** Ends these instances (their tasks were erased); one that finished, or never started, is fine as it is: it pushes nothing. */
+export async function terminate(parts: ObjectParts, instanceIds: readonly string[]): Promise<void> {
+  await Promise.allSettled(instanceIds.map(async (id) => (await parts.agent.workflow().get(id)).terminate()));
+}
+
 /** Tells a parked turn's Workflow that its wait is over; an outage is retried by the reconciler. */
 export async function wake(parts: ObjectParts, request: HitlRow): Promise<void> {
   const turn = parts.db.turns.get(request.taskId);

@@ -59,6 +59,7 @@ async function runRoundOf(deps: LoopDeps, turn: TurnContext, round: number, sign
   const about = { contextId: turn.task.contextId, turnId: turn.turnId };
   const result = await runRound({
     taskId,
+    contextId: turn.task.contextId,
     round,
     text: turn.text,
     parts: requestParts(turn.task),

@@ -1,5 +1,5 @@
 import { jcs } from "../a2a/jcs.js";
-import type { MessageJson } from "../boundary/index.js";
+import type { MessageJson } from "./wire-json.js";
 
 /**
  * What a message was, as a digest of its canonical JSON (RFC 8785): kept with
