@@ -12,7 +12,8 @@ import m0009 from './0009_usage.sql';
 import m0010 from './0010_task_totals.sql';
 import m0011 from './0011_subtask_calls.sql';
 import m0012 from './0012_push_config_progress.sql';
-import m0013 from './0013_usage_details.sql';
+import m0013 from './0013_erasure.sql';
+import m0014 from './0014_usage_details.sql';
 
   export default {
     journal,
@@ -30,7 +31,8 @@ m0009,
 m0010,
 m0011,
 m0012,
-m0013
+m0013,
+m0014
     }
   }
   

@@ -16,6 +16,9 @@ const MODELS = {
   fallbackChatModelId: "@cf/meta/llama-3.1-8b-instruct-fast",
 } satisfies AgentConfigInput["model"];
 
+/** What the reference keeps (docs/retention.md): a conversation nobody added to in 30 days goes whole; the rest as core's defaults. */
+const RETENTION = { conversationIdleDays: 30 } satisfies AgentConfigInput["retention"];
+
 /** Sites the agents may read when FETCH_ALLOWLIST (a JSON array of origins) is not set. */
 const DEFAULT_FETCH_ALLOWLIST = ["https://developers.cloudflare.com", "https://a2a-protocol.org"];
 
@@ -54,7 +57,13 @@ const mcpConfig = (env: Env): AgentConfigInput["mcp"] => ({
 export class AssistantAgent extends DynamicAgent<Env> {
   protected override agentConfig(): AgentConfigInput {
     // File URLs in a message are read from the same sites as pages.
-    return { model: MODELS, turn: { maxSteps: 6 }, parts: { fetchAllowlist: fetchAllowlist(this.env.FETCH_ALLOWLIST) }, mcp: mcpConfig(this.env) };
+    return {
+      model: MODELS,
+      turn: { maxSteps: 6 },
+      parts: { fetchAllowlist: fetchAllowlist(this.env.FETCH_ALLOWLIST) },
+      mcp: mcpConfig(this.env),
+      retention: RETENTION,
+    };
   }
 
   protected override agentPlugins(host: PluginHost<Env>): AgentPlugin[] {
@@ -78,6 +87,7 @@ export class AssistantAgent extends DynamicAgent<Env> {
 /** The researcher's config and plugins, shared by the agent and the subagents its subtasks run in. */
 const researcherConfig = (env: Env): AgentConfigInput => ({
   model: MODELS,
+  retention: RETENTION,
   rounds: { maxRounds: 3, maxParallel: 4 },
   parts: { fetchAllowlist: fetchAllowlist(env.FETCH_ALLOWLIST) },
 });

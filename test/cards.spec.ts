@@ -1,6 +1,6 @@
 import { AgentCard, canonicalizeAgentCard, verifyAgentCardSignature } from "@a2a-js/sdk";
 import { env } from "cloudflare:workers";
-import { canonicalCardPayload, loadSigningKey } from "@dynamicagents/core/a2a";
+import { ERASURE_EXTENSION, canonicalCardPayload, loadSigningKey } from "@dynamicagents/core/a2a";
 import { base64url, decodeProtectedHeader, exportJWK, flattenedVerify, generateKeyPair, importJWK, type JWK } from "jose";
 import { describe, expect, it, vi } from "vitest";
 import { deployment } from "../reference/manifests.js";
@@ -140,7 +140,12 @@ describe("the stub card", () => {
       { url: `${ORIGIN}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
       { url: `${ORIGIN}/a2a/rest`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
     ]);
-    expect(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true, extensions: [PROGRESS_DECLARED] });
+    expect(card.capabilities).toEqual({
+      streaming: true,
+      pushNotifications: true,
+      extendedAgentCard: true,
+      extensions: [PROGRESS_DECLARED, { uri: ERASURE_EXTENSION }],
+    });
     expect(card.description).toContain("assistant");
     expect(card.description).toContain("researcher");
   });
@@ -266,7 +271,12 @@ describe("GetExtendedAgentCard", () => {
         { url: `${ORIGIN}/a2a/rest`, protocolBinding: "HTTP+JSON", tenant, protocolVersion: "1.0" },
       ]);
       expect(wire.skills.length).toBeGreaterThan(0);
-      expect(wire.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true, extensions: [PROGRESS_DECLARED] });
+      expect(wire.capabilities).toEqual({
+        streaming: true,
+        pushNotifications: true,
+        extendedAgentCard: true,
+        extensions: [PROGRESS_DECLARED, { uri: ERASURE_EXTENSION }],
+      });
       expect(wire.securitySchemes).toEqual({ gatekeeperJwt: { httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "JWT" } } });
       expect(wire.securityRequirements).toEqual([{ schemes: { gatekeeperJwt: { list: [TENANT_CLAIM, IDENTITY_CLAIM] } } }]);
       await expect(sdkVerifier(wire)).resolves.toBeUndefined();

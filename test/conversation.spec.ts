@@ -51,6 +51,7 @@ async function turnOf(over: Partial<RoundInput> & { plugins?: AgentPlugin[]; obj
       trace: turnTrace(newTrace()),
       ...input,
       taskId,
+      contextId: conversationId,
     });
   });
 }
@@ -355,13 +356,19 @@ describe("the tool-call journal", () => {
   });
 });
 
+/** A turn's entries land only while its task exists (migrations/0012): the specs that write entries directly make the task first. */
+function taskFor(db: AgentDB, taskId: string, contextId: string): string {
+  if (!db.tasks.get(taskId)) db.tasks.insert({ id: taskId, messageId: taskId, contextId, state: "TASK_STATE_WORKING", statusAt: 1, json: "{}" });
+  return taskId;
+}
+
 describe("compaction", () => {
   const words = (n: number) => `${"lorem ipsum ".repeat(n)}`;
 
   async function seed(object: DurableObjectStub, conversationId: string, turns: number) {
     await inObject(object, (db) => {
       for (let i = 0; i < turns; i++) {
-        const taskId = `${conversationId}-t${i}`;
+        const taskId = taskFor(db, `${conversationId}-t${i}`, conversationId);
         db.conversations.append(conversationId, taskId, `${taskId}:user`, { role: "user", content: `question ${i} ${words(40)}` });
         db.conversations.append(conversationId, taskId, `${taskId}:a`, { role: "assistant", content: `answer ${i} ${words(40)}` });
         db.conversations.commit(taskId);
@@ -443,7 +450,7 @@ describe("compaction", () => {
     const object = freshObject();
     await inObject(object, (db) => {
       for (let i = 0; i < 500; i++) {
-        db.conversations.append("long", `t${i}`, `t${i}:u`, { role: "user", content: `q${i}` });
+        db.conversations.append("long", taskFor(db, `t${i}`, "long"), `t${i}:u`, { role: "user", content: `q${i}` });
         db.conversations.commit(`t${i}`);
       }
     });
@@ -456,6 +463,7 @@ describe("compaction", () => {
     const object = freshObject();
     await inObject(object, (db) => {
       const store: ConversationStore = db.conversations;
+      for (const taskId of ["done", "running", "canceled"]) taskFor(db, taskId, "k");
       store.append("k", "done", "done:u", userMessageModel("finished turn"));
       store.commit("done");
       store.append("k", "running", "running:u", userMessageModel("in flight"));

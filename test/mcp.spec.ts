@@ -39,6 +39,7 @@ interface Stats {
   calls: Record<string, number>;
   cancelled: number;
   sessions: number;
+  open: number;
   lastAuthorized: boolean;
 }
 const statsOf = async (key: string): Promise<Stats> => (await fetch(`https://mcp.test/${key}/__stats`)).json();
@@ -235,6 +236,19 @@ describe("an agent's MCP servers", () => {
       "the canceled push",
     );
     expect(harness.outbound.modelCalls).toHaveLength(1);
+  });
+
+  it("a caller's erasure ends its sessions with the servers (docs/retention.md), and the next turn connects anew", async () => {
+    callsOnce("docs__lookup", { term: "erased" });
+    const caller = newCaller();
+    await finished((await send(caller, "look it up")).id);
+    const before = await statsOf("docs");
+    expect((await rpc("dynamicagents/DeleteCallerData", {}, caller)).body.result.erased.tasks).toBe(1);
+    const after = await statsOf("docs");
+    expect(after.open).toBe(before.open - 1);
+    callsOnce("docs__lookup", { term: "again" });
+    expect((await finished((await send(caller, "and again")).id)).status.state).toBe("TASK_STATE_COMPLETED");
+    expect((await statsOf("docs")).sessions).toBe(after.sessions + 1);
   });
 });
 

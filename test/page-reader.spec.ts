@@ -43,6 +43,7 @@ const noArtifacts = (): never => {
 const fetchPage = async (fetch: typeof globalThis.fetch, url: string, abortSignal?: AbortSignal) => {
   const { tools } = await webFetchPlugin({ allowlist: [ORIGIN], fetch }).toolFamilies!.web!({
     taskId: "t",
+    contextId: "c",
     origin: "https://agents.test",
     emit: () => {},
     progress: () => {},
@@ -69,6 +70,7 @@ describe("the reference page reader", () => {
     const turn = turnTrace(newTrace());
     const { tools } = await webFetchPlugin({ allowlist: [ORIGIN], fetch }).toolFamilies!.web!({
       taskId: "t",
+      contextId: "c",
       origin: "https://agents.test",
       emit: () => {},
       progress: () => {},

@@ -335,7 +335,7 @@ describe("bounded state", () => {
     await new Promise((resolve) => setTimeout(resolve, 5));
 
     const swept = await runInDurableObject(who.stub, (instance) => (instance as unknown as { sweepRetention(): Promise<unknown> }).sweepRetention());
-    expect(swept).toEqual({ tasks: 1, messageIds: 0 });
+    expect(swept).toEqual({ tasks: 1, messageIds: 0, conversations: 0 });
     expect((await object.getTask({ taskId: dead })).ok).toBe(true);
     expect((await object.getTask({ taskId: delivered })).ok).toBe(false);
     expect((await object.listPushConfigs(delivered)).ok).toBe(false);

@@ -101,7 +101,22 @@ describe("docs/protocol.md's curl examples of HTTP+JSON", () => {
         expect(text, route).toContain('"TASK_STATE_COMPLETED"');
       }
       vars.TASK_ID ??= JSON.parse(text).task.id;
+      vars.CONTEXT_ID ??= JSON.parse(text).task.contextId;
     }
-    expect(answered.map((a) => a.split(" ")[0])).toEqual(["POST", "POST", "GET", "GET", "GET", "POST", "POST", "GET", "GET", "DELETE", "GET"]);
+    expect(answered.map((a) => a.split(" ")[0])).toEqual([
+      "POST",
+      "POST",
+      "GET",
+      "GET",
+      "GET",
+      "POST",
+      "POST",
+      "GET",
+      "GET",
+      "DELETE",
+      "GET",
+      "DELETE",
+      "DELETE",
+    ]);
   });
 });

@@ -115,7 +115,12 @@ describe("createAgentRuntime fails at start-up with a sentence naming the culpri
     expect(runtime.capabilities).toBe("Can A.\nCan B.");
     expect(
       Object.keys(
-        (await runtime.tools({ taskId: "t", origin: "https://o.test", addArtifact: noArtifacts, trace: turnTrace(newTrace()) }, { cutNote: "cut" })).tools,
+        (
+          await runtime.tools(
+            { taskId: "t", contextId: "c", origin: "https://o.test", addArtifact: noArtifacts, trace: turnTrace(newTrace()) },
+            { cutNote: "cut" },
+          )
+        ).tools,
       ).sort(),
     ).toEqual(["ta", "tb"]);
     // No plugin supplies a backing: memory, behind the configured caps.
@@ -311,7 +316,12 @@ describe("redaction without holes", () => {
       env: {},
       config: config.model,
       messages: [{ role: "user", content: "look it up" }],
-      tools: (await runtime.tools({ taskId: "t", origin: "https://o.test", addArtifact: noArtifacts, trace: turnTrace(newTrace()) }, { cutNote: "cut" })).tools,
+      tools: (
+        await runtime.tools(
+          { taskId: "t", contextId: "c", origin: "https://o.test", addArtifact: noArtifacts, trace: turnTrace(newTrace()) },
+          { cutNote: "cut" },
+        )
+      ).tools,
       stopWhen: stepCountIs(3),
       models: scriptedChoices(model),
     });

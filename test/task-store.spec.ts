@@ -3,7 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { TERMINAL_STATE_NAMES } from "@dynamicagents/core/a2a";
 import type { BeginTask, CallerObject } from "@dynamicagents/core/boundary";
 import { AgentDB } from "@dynamicagents/core/db";
-import { sweepOnce } from "../src/host/recovery.js";
+import { sweepOnce } from "../src/db/retention.js";
 import { describe, expect, it } from "vitest";
 import { ORIGIN, PUSH_URL } from "./support/constants.js";
 import { interceptOutbound } from "./support/outbound.js";
@@ -164,15 +164,19 @@ describe("long lists on Durable Object SQLite (at most 100 bound variables a sta
       for (let i = 0; i < 5; i++) db.directReplies.put(`r${i}`, "{}");
       // The tasks went in an earlier pass: this one finds only their messageIds, 200 of them, and the replies.
       db.tasks.deleteFinished(1_000, 200, 0);
-      return sweepOnce(db, { finishedTaskDays: 0, messageIdDays: 0 }, Date.now() + 1_000, async () => {});
+      return sweepOnce(db, { finishedTaskDays: 0, messageIdDays: 0, conversationIdleDays: 30 }, Date.now() + 1_000, async () => {});
     });
-    expect(swept).toEqual({ tasks: 0, messageIds: 205, more: true });
+    expect(swept).toEqual({ tasks: 0, messageIds: 205, conversations: 0, more: true });
   });
 
   it("a compaction folds hundreds of entries of a conversation at once", async () => {
     const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
     const left = await runInDurableObject(stub, (_instance, state) => {
-      const conversations = new AgentDB(state.storage, TERMINAL_STATE_NAMES).conversations;
+      const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
+      const conversations = db.conversations;
+      // A turn's entries land only while its task exists (migrations/0013).
+      for (let i = 0; i < 300; i++)
+        db.tasks.insert({ id: `task-${i}`, state: "TASK_STATE_WORKING", statusAt: i, json: "{}", messageId: `m${i}`, contextId: "conv" });
       for (let i = 0; i < 300; i++) conversations.append("conv", `task-${i}`, `k${i}`, { role: "user", content: `turn ${i}` });
       for (let i = 0; i < 300; i++) conversations.commit(`task-${i}`);
       const foldable = conversations.foldable("conv", 0);
@@ -259,10 +263,14 @@ describe("ListTasks (A2A §3.1.4)", () => {
     const stub = env.ASSISTANT.get(env.ASSISTANT.idFromName(crypto.randomUUID()));
     const seen = await runInDurableObject(stub, async (_instance, state) => {
       const sql = state.storage.sql;
-      // Back to 0009: 0010's table and triggers gone, 0005's delete trigger back, 0011's, 0012's and 0013's columns gone,
-      // and the records of 0010 and after forgotten.
-      for (const trigger of ["task_totals_insert", "task_totals_update", "task_totals_delete", "task_counts_delete"]) sql.exec(`DROP TRIGGER ${trigger}`);
-      sql.exec("DROP TABLE task_totals");
+      // Back to 0009: 0010's table and triggers gone, 0005's delete trigger back, 0011's and 0012's columns gone,
+      // 0013's tables, columns and triggers gone, 0014's columns gone, and the records of 0010 and after forgotten.
+      const triggers0013 = ["task_events_need_task", "conversation_entries_need_task", "tool_calls_need_task", "hitl_requests_need_task"];
+      for (const trigger of ["task_totals_insert", "task_totals_update", "task_totals_delete", "task_counts_delete", ...triggers0013])
+        sql.exec(`DROP TRIGGER ${trigger}`);
+      for (const table of ["task_totals", "erasures", "erased_messages", "erasure_key"]) sql.exec(`DROP TABLE ${table}`);
+      sql.exec("ALTER TABLE accepted_messages DROP COLUMN context_id");
+      sql.exec("ALTER TABLE conversation_entries DROP COLUMN context_id");
       sql.exec(
         "CREATE TRIGGER task_counts_delete AFTER DELETE ON tasks BEGIN UPDATE task_counts SET n = n - 1 WHERE context_id = OLD.context_id AND state = OLD.state; END",
       );
@@ -272,11 +280,19 @@ describe("ListTasks (A2A §3.1.4)", () => {
         for (const column of ["cached_input_tokens", "reasoning_tokens"]) sql.exec(`ALTER TABLE ${table} DROP COLUMN ${column}`);
       sql.exec("DELETE FROM __drizzle_migrations WHERE created_at >= (SELECT created_at FROM __drizzle_migrations ORDER BY created_at LIMIT 1 OFFSET 10)");
       const db = new AgentDB(state.storage, TERMINAL_STATE_NAMES);
+      // Written as 0009's code wrote them: the store's statements are today's.
       for (let i = 0; i < 6; i++) {
         const id = `t${i}`;
-        db.tasks.insert({ id, state: "TASK_STATE_SUBMITTED", statusAt: i, json: "{}", messageId: `m${i}`, contextId: `c${i}` });
-        db.tasks.write({ id, state: "TASK_STATE_WORKING", statusAt: i, json: "{}" });
-        if (i < 4) db.tasks.write({ id, state: "TASK_STATE_COMPLETED", statusAt: i, json: "{}" });
+        sql.exec(
+          "INSERT INTO tasks (id, message_id, context_id, state, status_at, created_at, task_json) VALUES (?, ?, ?, 'TASK_STATE_SUBMITTED', ?, ?, '{}')",
+          id,
+          `m${i}`,
+          `c${i}`,
+          i,
+          i,
+        );
+        sql.exec("UPDATE tasks SET state = 'TASK_STATE_WORKING' WHERE id = ?", id);
+        if (i < 4) sql.exec("UPDATE tasks SET state = 'TASK_STATE_COMPLETED' WHERE id = ?", id);
       }
       const zeroRows = () => sql.exec<{ n: number }>("select count(*) as n from task_counts where n = 0").one().n;
       const before = zeroRows();

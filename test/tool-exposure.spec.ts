@@ -72,6 +72,7 @@ async function roundOf(options: {
     options.before?.(db);
     const input: RoundInput = {
       taskId,
+      contextId: "c",
       round: 1,
       text: "hello",
       parts: [{ text: "hello" }],

@@ -18,6 +18,8 @@ const HELP = [
   "  /new             start a new conversation with the current tenant",
   "  /tasks           list your tasks at the current tenant",
   "  /cancel          cancel the running turn",
+  "  /forget          erase this conversation at the current tenant: the agent forgets it",
+  "  /forget-me       erase everything you left at the current tenant",
   "  /help            this help",
   "  /quit            stop everything and leave (Ctrl-C and Ctrl-D too)",
 ].join("\n");
@@ -38,7 +40,7 @@ const sameText = (a, b) => a.trim() !== "" && a.trim() === b.trim();
  * @typedef {import("./session.mjs").HitlAnswer} HitlAnswer
  * @typedef {import("./session.mjs").AnswerChunk} AnswerChunk
  * @typedef {Pick<Session, "send" | "getTask">} OnceSession
- * @typedef {Pick<Session, "send" | "answer" | "listTasks" | "cancel" | "onOtherPush"> & { gatekeeperEvents?: import("node:events").EventEmitter }} ChatSession
+ * @typedef {Pick<Session, "send" | "answer" | "listTasks" | "cancel" | "forgetContext" | "forgetMe" | "onOtherPush"> & { gatekeeperEvents?: import("node:events").EventEmitter }} ChatSession
  */
 
 /**
@@ -403,6 +405,30 @@ export function runChat({ session, tenant: initialTenant, tenants, tenantsFrom, 
     }
   }
 
+  /**
+   * Erases the tenant's conversation (`/forget`) or everything the caller left
+   * there (`/forget-me`), and says what went. Not while a turn runs: its reply
+   * would never come (an erased turn ends without a word).
+   * @param {"context" | "caller"} scope
+   */
+  async function forget(scope) {
+    if (running) return say(`  a turn is running (task ${short(running.turn.taskId)}): wait for its reply, or /cancel it, first`);
+    const contextId = conversations.get(tenant);
+    if (scope === "context" && !contextId) return say(`  no conversation with ${tenant} yet: nothing to forget`);
+    try {
+      const { erased, unerased } = scope === "context" ? await session.forgetContext(tenant, contextId) : await session.forgetMe(tenant);
+      if (scope === "caller") conversations.clear();
+      else conversations.delete(tenant);
+      const what = scope === "context" ? `conversation ${short(contextId)} with ${tenant}` : `everything you left at ${tenant}`;
+      const kept = unerased.map((u) => `${u.plugin} (${u.rows} rows)`).join(", ");
+      say(
+        `  forgot ${what}: ${erased.tasks} tasks, ${erased.messages} messages, ${erased.plugins} plugin rows${kept ? `; kept by plugins that cannot erase: ${kept}` : ""}`,
+      );
+    } catch (error) {
+      say(`  ! not erased: ${error.message}`);
+    }
+  }
+
   /** @returns {Promise<void>} resolves when the line's work is done (a turn: when its reply landed). */
   async function handle(line) {
     const text = line.trim();
@@ -431,6 +457,10 @@ export function runChat({ session, tenant: initialTenant, tenants, tenantsFrom, 
         return listTasks();
       case "/cancel":
         return cancel();
+      case "/forget":
+        return forget("context");
+      case "/forget-me":
+        return forget("caller");
       case "/help":
       case "/?":
         return say(HELP);

@@ -8,7 +8,8 @@
 //   GET  /console                 the page (console/index.html, page.js, page.css: no build, no CDN)
 //   GET  /console/api/overview    tenants (each with its MCP servers' latest status), conversations and tasks
 //                                 (ListTasks per tenant), recent events
-//   GET  /console/api/task        ?tenant=&id=  one task (GetTask) with its waterfall, timeline and usage
+//   GET  /console/api/task        ?tenant=&id=  one task (GetTask) with its waterfall, timeline and usage; 404 {gone: true}
+//                                 for a task that is not there any more (erased, or past retention)
 //   GET  /console/api/stream      server-sent events: each new event, as it is read off wrangler's output
 //   POST /console/api/answer      {tenant, taskId, requestId, optionId?, text?}: SendMessage with a hitl/response part
 //   POST /console/api/redeliver   {tenant, taskId}: CreateTaskPushNotificationConfig to this gatekeeper,
@@ -22,7 +23,7 @@ import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { BodyTooLarge, readBody, sendJson } from "./http.mjs";
 import { conversationsOf, deadLettersOf, taskDetail, taskSummary, timelineEntry, usageOf } from "./console-model.mjs";
-import { hitlRequestOf, hitlResponse } from "./session.mjs";
+import { RpcFailed, hitlRequestOf, hitlResponse } from "./session.mjs";
 
 const CONSOLE_PATH = "/console";
 const MAX_BODY = 64 * 1024;
@@ -103,6 +104,8 @@ export function serveConsole({ gatekeeper, session, tenants, events }) {
       }
       return sendJson(res, 404, { error: `no console route for ${req.method} ${path}` });
     } catch (error) {
+      // TaskNotFound: the task is gone (its context or its caller erased, or retention took it), not the console broken.
+      if (error instanceof RpcFailed && error.code === -32001) return sendJson(res, 404, { error: error.message, gone: true }, PAGE_HEADERS);
       const status = error instanceof ConsoleRefusal ? error.status : 502;
       return sendJson(res, status, { error: error.message }, PAGE_HEADERS);
     }

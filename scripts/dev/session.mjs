@@ -15,7 +15,8 @@
 // MCP call, subtask and round is a tracker, and the turn says when one starts
 // and when it ends.
 import { randomUUID } from "node:crypto";
-import { A2A_EXTENSIONS_HEADER, PROGRESS_EXTENSION } from "../../src/a2a/progress.ts";
+import { PROGRESS_EXTENSION } from "../../src/a2a/progress.ts";
+import { A2A_EXTENSIONS_HEADER } from "../../src/a2a/wire.ts";
 import { HITL_REQUEST_TYPE, HITL_RESPONSE_TYPE, HITL_TIMEOUT_TYPE, INTERRUPTED_STATE_NAMES, TERMINAL_STATE_NAMES } from "../../src/a2a/wire.ts";
 import { TRACEPARENT_HEADER, freshTraceparent, traceOfRequest } from "../../src/a2a/trace-context.ts";
 import { openRpcStream, rpcBody } from "../../src/testing/rpc-client.ts";
@@ -479,6 +480,10 @@ export function createSession({ gatekeeper, agent, identity, streamGraceMs = STR
     listTasks: (tenant, pageSize = 20) => call(tenant, "ListTasks", { pageSize }),
     getTask: (tenant, id) => call(tenant, "GetTask", { id }),
     cancel: (tenant, id) => call(tenant, "CancelTask", { id }),
+    /** Erases one conversation of this caller at `tenant` (docs/retention.md "Erasure"). */
+    forgetContext: (tenant, contextId) => call(tenant, "dynamicagents/DeleteContext", { contextId }),
+    /** Erases everything this caller left at `tenant`. */
+    forgetMe: (tenant) => call(tenant, "dynamicagents/DeleteCallerData", {}),
     /** Pushes for this caller's tasks that this session did not send (e.g. a turn from before a restart). */
     onOtherPush: (listener) => otherPushListeners.push(listener),
     close: () => {

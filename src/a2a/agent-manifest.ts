@@ -2,7 +2,7 @@ import { AgentCard, type AgentSkill } from "@a2a-js/sdk";
 import { z } from "zod";
 import { ConfigError } from "../errors/index.js";
 import { PROGRESS_CARD_EXTENSION } from "./progress.js";
-import { IDENTITY_CLAIM, TENANT_CLAIM } from "./wire.js";
+import { ERASURE_EXTENSION, IDENTITY_CLAIM, TENANT_CLAIM } from "./wire.js";
 
 /**
  * What an agent author writes about a tenant. The edge adds what only it
@@ -105,8 +105,13 @@ export function buildCardWire(manifest: AgentManifest, context: CardContext): Re
     provider: manifest.provider,
     documentationUrl: manifest.documentationUrl,
     iconUrl: manifest.iconUrl,
-    // Every card declares what every agent of the platform serves (docs/protocol.md "Progress").
-    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true, extensions: [PROGRESS_CARD_EXTENSION] },
+    // The platform's own extensions, none required: a client that knows none of them loses nothing (docs/protocol.md "Progress", "Erasure").
+    capabilities: {
+      streaming: true,
+      pushNotifications: true,
+      extendedAgentCard: true,
+      extensions: [PROGRESS_CARD_EXTENSION, { uri: ERASURE_EXTENSION, required: false }],
+    },
     securitySchemes: SECURITY_SCHEMES,
     securityRequirements: SECURITY_REQUIREMENTS,
     defaultInputModes: manifest.defaultInputModes ?? ["text/plain"],

@@ -62,6 +62,7 @@ export {
 } from "./trace-context.js";
 export { TokenRefused, verifyGatekeeperToken, type TokenCheck, type TokenRefusedCode, type VerifiedCaller, type VerifyOptions } from "./verify-token.js";
 export {
+  A2A_EXTENSIONS_HEADER,
   A2A_JSON,
   A2A_PATH,
   A2A_REST_PATH,
@@ -70,6 +71,7 @@ export {
   CALLBACK_TTL_SECONDS,
   CARD_PATH,
   DEAD_LETTERS_KEY,
+  ERASURE_EXTENSION,
   USAGE_KEY,
   HITL_REQUEST_TYPE,
   HITL_RESPONSE_TYPE,

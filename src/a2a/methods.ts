@@ -1,7 +1,8 @@
-// The A2A methods this platform serves, in one table both bindings read
-// (docs/protocol.md "Wire"): each method's a2a.proto request message (its
+// The methods this platform serves, in one table both bindings read
+// (docs/protocol.md "Wire"): each A2A method's a2a.proto request message (its
 // params, read by either proto-JSON name) and its HTTP+JSON rule, the
-// `google.api.http` binding of a2a.proto under `/a2a/rest/{tenant}`. It
+// `google.api.http` binding of a2a.proto under `/a2a/rest/{tenant}`; then the
+// methods of the platform's own extensions, whose params are read as sent. It
 // imports only a type, so the Node tooling loads it as it is (Node strips the
 // types), as it does `wire.ts`.
 import type { MessageName } from "./proto-names.js";
@@ -17,11 +18,12 @@ interface HttpRule {
 }
 
 interface MethodSpec {
-  request: MessageName;
+  /** The a2a.proto message of an A2A method's params; an extension's method has none. */
+  request?: MessageName;
   http: HttpRule;
 }
 
-export const A2A_METHODS = {
+const A2A_METHODS = {
   SendMessage: { request: "SendMessageRequest", http: { verbs: ["POST"], path: "/message:send" } },
   SendStreamingMessage: { request: "SendMessageRequest", http: { verbs: ["POST"], path: "/message:stream" } },
   GetTask: { request: "GetTaskRequest", http: { verbs: ["GET"], path: "/tasks/{id}" } },
@@ -50,5 +52,21 @@ export const A2A_METHODS = {
 
 export type A2AMethod = keyof typeof A2A_METHODS;
 
+/** The erasure extension's methods (docs/retention.md "Erasure"): their results are their own, not A2A types. */
+export const DELETE_CONTEXT_METHOD = "dynamicagents/DeleteContext";
+export const DELETE_CALLER_DATA_METHOD = "dynamicagents/DeleteCallerData";
+
+/** Every method served here: A2A's, then the extensions'. */
+export const METHODS = {
+  ...A2A_METHODS,
+  [DELETE_CONTEXT_METHOD]: { http: { verbs: ["DELETE"], path: "/contexts/{contextId}" } },
+  [DELETE_CALLER_DATA_METHOD]: { http: { verbs: ["DELETE"], path: "/caller" } },
+} as const satisfies Record<string, MethodSpec>;
+
+export type Method = keyof typeof METHODS;
+
 /** Whether `name` is one of the methods served here. */
-export const isA2AMethod = (name: string): name is A2AMethod => Object.hasOwn(A2A_METHODS, name);
+export const isMethod = (name: string): name is Method => Object.hasOwn(METHODS, name);
+
+/** The a2a.proto message of a method's params; none for an extension's. */
+export const requestOf = (method: Method): MessageName | undefined => (METHODS[method] as MethodSpec).request;

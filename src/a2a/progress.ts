@@ -5,9 +5,6 @@
 /** The extension's URI: the key of its payload in `metadata`, and what `A2A-Extensions` names to activate it. */
 export const PROGRESS_EXTENSION = "https://a2a-protocol.org/extensions/task-progress/v1";
 
-/** The request header a client activates extensions with, and the response header that echoes the ones activated (A2A §3.2.6). */
-export const A2A_EXTENSIONS_HEADER = "A2A-Extensions";
-
 /** The bounds every card declares and every payload keeps. */
 export const PROGRESS_PARAMS = { maxTrackers: 20, maxMessageChars: 512, maxIdChars: 128, recommendedMaxUpdatesPerSecond: 2 } as const;
 
@@ -18,11 +15,6 @@ export const PROGRESS_CARD_EXTENSION = {
   required: false,
   params: PROGRESS_PARAMS,
 };
-
-/** Whether an `A2A-Extensions` header (a comma-separated list of URIs) activates progress. */
-export function activatesProgress(header: string | null | undefined): boolean {
-  return (header ?? "").split(",").some((uri) => uri.trim() === PROGRESS_EXTENSION);
-}
 
 export type TrackerStatus = "running" | "completed" | "failed";
 

@@ -2,13 +2,13 @@
 // "HTTP+JSON"): each rule in its two forms, with the `{tenant}` prefix and
 // without it (a2a.proto's other binding, which this deployment refuses as a
 // request naming no tenant). Node loads it as it is, like `methods.ts`.
-import { A2A_METHODS, type A2AMethod } from "./methods.ts";
+import { METHODS, type Method } from "./methods.ts";
 
 /** A path parameter: one segment with no `:` (AIP-136: a `:` ends the path with a custom verb, so one inside an id travels as `%3A`). */
 const PARAM = "([^/:]+)";
 
 interface CompiledRoute {
-  method: A2AMethod;
+  method: Method;
   verbs: readonly string[];
   /** Whether this is the form under `/{tenant}`. */
   tenanted: boolean;
@@ -17,8 +17,8 @@ interface CompiledRoute {
   names: string[];
 }
 
-function compile(method: A2AMethod, tenanted: boolean): CompiledRoute {
-  const { verbs, path } = A2A_METHODS[method].http;
+function compile(method: Method, tenanted: boolean): CompiledRoute {
+  const { verbs, path } = METHODS[method].http;
   const names = tenanted ? ["tenant"] : [];
   let source = tenanted ? `/${PARAM}` : "";
   for (const [index, piece] of path.split(/\{(\w+)\}/).entries()) {
@@ -30,13 +30,13 @@ function compile(method: A2AMethod, tenanted: boolean): CompiledRoute {
   return { method, verbs, tenanted, pattern: new RegExp(`^${source}$`), names };
 }
 
-const METHOD_NAMES = Object.keys(A2A_METHODS) as A2AMethod[];
+const METHOD_NAMES = Object.keys(METHODS) as Method[];
 // The `/{tenant}` forms first: a path both forms read (a tenant named `tasks`) is the tenant's.
 const FORMS: readonly (readonly CompiledRoute[])[] = [METHOD_NAMES.map((m) => compile(m, true)), METHOD_NAMES.map((m) => compile(m, false))];
 
 export type RestMatch =
   /** A route of the table: its method, the path's tenant (`undefined` in the form without one), its other parameters (decoded). */
-  | { kind: "route"; method: A2AMethod; tenant: string | undefined; pathParams: Record<string, string> }
+  | { kind: "route"; method: Method; tenant: string | undefined; pathParams: Record<string, string> }
   /** A known path with another verb: the verbs it takes. */
   | { kind: "verb"; allow: string[] }
   | { kind: "none" };

@@ -22,6 +22,11 @@ export const jwksUrlOf = (origin: string): string => `${origin}${JWKS_PATH}`;
 export const A2A_VERSION_HEADER = "A2A-Version";
 export const A2A_VERSION = "1.0";
 
+/** The header naming the extensions a request activates, and a response echoes (A2A §3.2.6). */
+export const A2A_EXTENSIONS_HEADER = "A2A-Extensions";
+/** Erasure (docs/retention.md "Erasure"): every card declares it, not required; its methods (methods.ts) need no header. */
+export const ERASURE_EXTENSION = "https://dynamicagents.dev/ext/erasure/v1";
+
 /** The media type of a push's body (a StreamResponse). */
 export const A2A_JSON = "application/a2a+json";
 

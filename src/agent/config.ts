@@ -176,6 +176,12 @@ const configSchema = z.strictObject({
       finishedTaskDays: z.number().min(0).max(3650).default(7),
       /** A deleted task's `messageId` is remembered this long, so a late retry is TaskNotFound and starts nothing. */
       messageIdDays: z.number().min(0).max(3650).default(30),
+      /**
+       * A conversation nobody added to this long is deleted whole (its
+       * summary too; docs/retention.md): a context's words do not outlive
+       * their use. The next message in its context starts an empty one.
+       */
+      conversationIdleDays: z.number().min(0).max(3650).default(90),
     })
     .prefault({}),
   parts: z

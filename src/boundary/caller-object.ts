@@ -115,6 +115,17 @@ export interface TaskListPage {
 }
 
 /**
+ * What an erasure removed (docs/retention.md "Erasure"), the answer of
+ * `dynamicagents/DeleteContext` and `dynamicagents/DeleteCallerData`: rows
+ * (and subagents) by kind, and each plugin store that kept its rows (it has
+ * no erasure hook) with how many. A repeat counts zeros.
+ */
+export interface Erasure {
+  erased: { tasks: number; events: number; messages: number; toolCalls: number; hitlRequests: number; pushConfigs: number; subagents: number; plugins: number };
+  unerased: { plugin: string; rows: number }[];
+}
+
+/**
  * What the edge calls on a verified caller's Durable Object. The object is
  * addressed by the caller's identity, so another caller's task is simply not
  * there: TaskNotFound, never a hint that it exists.
@@ -135,4 +146,8 @@ export interface CallerObject {
   getPushConfig(taskId: string, configId: string): Promise<Verdict<PushConfigJson>>;
   listPushConfigs(taskId: string): Promise<Verdict<PushConfigJson[]>>;
   deletePushConfig(taskId: string, configId: string): Promise<Verdict<null>>;
+  /** Erases one of the caller's contexts: its tasks and all that hangs off them, its conversation, its plugins' rows. */
+  deleteContext(contextId: string): Promise<Verdict<Erasure>>;
+  /** Erases all the caller left here but today's and yesterday's token totals. */
+  deleteCallerData(): Promise<Verdict<Erasure>>;
 }

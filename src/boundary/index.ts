@@ -5,6 +5,7 @@ export type {
   BeginTask,
   Begun,
   CallerObject,
+  Erasure,
   EventLines,
   PushConfigFrom,
   Replied,
@@ -28,7 +29,6 @@ export type {
   WorkspaceCaps,
 } from "./subagent.js";
 export {
-  messageFingerprint,
   turnInstanceId,
   turnTraceOf,
   type DeadLetter,
@@ -45,7 +45,7 @@ export {
   type TurnStart,
   type TurnStep,
 } from "./turn-object.js";
-export { eventLine, readEventLine } from "./event-lines.js";
+export { closingLine, eventLine, readEventLine } from "./event-lines.js";
 export { accepted, refused, settle, unwrap, type Verdict } from "./verdict.js";
 export type {
   ArtifactJson,

@@ -8,9 +8,9 @@ import type { MessageJson, PartJson, TaskJson } from "./wire-json.js";
 /** A stored task's document (the object stores the wire JSON it answers with). */
 export const taskOf = (row: { taskJson: string }): TaskJson => JSON.parse(row.taskJson) as TaskJson;
 
-/** The trace a task's metadata names (its turn's), as what a later push of it carries; its flags and `tracestate` went with the turn. */
-export function taskTraceOf(task: TaskJson): TraceContext | undefined {
-  const traceId = task.metadata?.[TRACE_KEY];
+/** The trace a stored task's metadata names (its turn's), as what a later push of it carries; its flags and `tracestate` went with the turn. */
+export function taskTraceOf(row: { taskJson: string }): TraceContext | undefined {
+  const traceId = taskOf(row).metadata?.[TRACE_KEY];
   return typeof traceId === "string" && /^[0-9a-f]{32}$/.test(traceId) ? { traceId, flags: "01" } : undefined;
 }
 

@@ -1,7 +1,6 @@
-import { jcs } from "../a2a/jcs.js";
 import type { TraceContext } from "../a2a/trace-context.js";
 import type { Verdict } from "./verdict.js";
-import type { ArtifactJson, MessageJson, PushConfigJson, StatusUpdateJson, StreamEventJson, TaskJson } from "./wire-json.js";
+import type { ArtifactJson, PushConfigJson, StatusUpdateJson, StreamEventJson, TaskJson } from "./wire-json.js";
 
 /** What a turn Workflow instance is created with. Everything else it reads from the caller's object. */
 export interface TurnParams {
@@ -173,17 +172,9 @@ export interface TurnObject {
  * Hex of SHA-256 keeps it within the id alphabet and length.
  */
 export async function turnInstanceId(agentId: string, messageId: string): Promise<string> {
-  return `turn-${(await sha256Hex(`${agentId}\n${messageId}`)).slice(0, 48)}`;
-}
-
-/**
- * What a message was, as a digest of its canonical JSON (RFC 8785): kept with
- * its `messageId`, so a retry that repeats it is told from one that reuses the
- * id for something else (-32602, docs/protocol.md "SendMessage").
- */
-export const messageFingerprint = (message: MessageJson): Promise<string> => sha256Hex(jcs(message));
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${agentId}\n${messageId}`));
+  return `turn-${[...new Uint8Array(digest)]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("")
+    .slice(0, 48)}`;
 }

@@ -3,6 +3,8 @@ import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import migrations from "../../migrations/migrations.js";
 import { ConversationStore } from "./conversation-store.js";
 import { DirectReplyStore } from "./direct-replies.js";
+import { eraseRows, type EraseHooks } from "./erase-rows.js";
+import { ErasureStore, type ErasureRecord } from "./erasure-store.js";
 import { HitlStore } from "./hitl-store.js";
 import { PriorSends } from "./prior-sends.js";
 import { PushConfigStore } from "./push-config-store.js";
@@ -32,6 +34,7 @@ export class AgentDB {
   readonly redeliveries: RedeliveryQueue;
   readonly usage: UsageStore;
   readonly priorSends: PriorSends;
+  readonly erasures: ErasureStore;
 
   /** `finalStates`: the task states after which a stored task is never written again. */
   constructor(storage: DurableObjectStorage, finalStates: readonly string[], now?: () => number) {
@@ -47,9 +50,12 @@ export class AgentDB {
     this.directReplies = new DirectReplyStore(this.db, now);
     this.redeliveries = new RedeliveryQueue(this.db, now);
     this.usage = new UsageStore(this.db, now);
+    this.erasures = new ErasureStore(this.db, now);
     this.priorSends = new PriorSends(this.db);
+    this.#now = now ?? Date.now;
   }
 
+  readonly #now: () => number;
   #appended: (row: TaskEventRow) => void = () => {};
 
   /** Called with each event once it is stored (the object's live streams and waiters hang here). */
@@ -58,13 +64,12 @@ export class AgentDB {
   }
 
   /** A new task and its first event, together (see `TaskStore.insert`). */
-  insertTask(task: NewTask, event: NewTaskEvent, pushConfig?: NewPushConfig): TaskEventRow {
+  insertTask(task: NewTask, event: NewTaskEvent, pushConfig?: NewPushConfig): void {
     const row = this.db.transaction(() => {
       this.tasks.insert(task, pushConfig);
       return this.events.append(task.id, event);
     });
-    this.#appended(row);
-    return row;
+    if (row) this.#appended(row);
   }
 
   /**
@@ -98,7 +103,8 @@ export class AgentDB {
       const written = this.tasks.write(task);
       if (written.kind !== "written") return written;
       appended = this.events.append(task.id, event);
-      return { kind: "written", seq: appended.seq };
+      // The task was just written, so the event's guard lets it in.
+      return { kind: "written", seq: appended!.seq };
     });
     if (appended) this.#appended(appended);
     return verdict;
@@ -119,11 +125,19 @@ export class AgentDB {
     return row === false ? { written: false } : { written: true, ...(row ? { row } : {}) };
   }
 
-  /** An event that changes no status (an artifact chunk). */
-  appendEvent(taskId: string, event: NewTaskEvent): TaskEventRow {
+  /** An event that changes no status (an artifact chunk); none for a task that is gone. */
+  appendEvent(taskId: string, event: NewTaskEvent): void {
     const row = this.events.append(taskId, event);
-    this.#appended(row);
-    return row;
+    if (row) this.#appended(row);
+  }
+
+  /**
+   * The rows phase of an erasure (`eraseRows`): the record as it ends, in
+   * `cleanup`. Under the object's `blockConcurrencyWhile`, after the scope's
+   * `messageId` hashes were read (`erasures.hashesOf`).
+   */
+  eraseRows(record: ErasureRecord, hashes: ReadonlyMap<string, string>, hooks: EraseHooks): ErasureRecord {
+    return eraseRows(this.db, this.erasures, record, hashes, hooks, this.#now());
   }
 
   /** Applies core migrations; idempotent, and cheap once applied. */

@@ -1,8 +1,9 @@
-import { and, asc, desc, eq, gt, lte, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lt, lte, max, min, notExists, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { eqParam } from "./eq-param.js";
+import { idSlices } from "./id-slices.js";
 import { onFirstUse } from "./on-first-use.js";
-import { conversationEntries, conversationState } from "./schema.js";
+import { conversationEntries, conversationState, tasks } from "./schema.js";
 
 export type EntryRow = typeof conversationEntries.$inferSelect;
 
@@ -51,6 +52,8 @@ export class ConversationStore {
         tokens: sql.placeholder("tokens"),
         committed: sql.placeholder("committed"),
         createdAt: sql.placeholder("at"),
+        // In the same statement: the task's context, for a context's erasure after retention took the task.
+        contextId: sql`(select ${tasks.contextId} from ${tasks} where ${tasks.id} = ${taskId})`,
       })
       .onConflictDoNothing()
       .prepare(),
@@ -206,11 +209,14 @@ export class ConversationStore {
 
   /**
    * Replaces the folded entries by their summary: the summary becomes the
-   * conversation's, the folded entries go, and the lease is released.
+   * conversation's, the folded entries go, and the lease is released. Nothing
+   * when the last folded entry is gone meanwhile (the conversation was
+   * erased): a summary of erased words is never written.
    */
   folded(conversationId: string, summary: unknown, through: number): void {
     const json = JSON.stringify(summary);
     this.db.transaction((tx) => {
+      if (!tx.select({ id: conversationEntries.id }).from(conversationEntries).where(eq(conversationEntries.id, through)).get()) return;
       const inserted = tx
         .insert(conversationEntries)
         .values({
@@ -239,6 +245,32 @@ export class ConversationStore {
         .run();
       if (previous && inserted) tx.delete(conversationEntries).where(eq(conversationEntries.id, previous)).run();
     });
+  }
+  /**
+   * Retention: up to `limit` conversations whose newest entry is older than
+   * `before`, and none of whose turns is still open (every entry committed),
+   * go whole (their summary and state too); a state row left without entries
+   * goes once its lease is over. Returns how many conversations.
+   */
+  forgetIdle(before: number, limit: number): number {
+    const idle = this.db
+      .select({ id: conversationEntries.conversationId })
+      .from(conversationEntries)
+      .groupBy(conversationEntries.conversationId)
+      .having(and(lt(max(conversationEntries.createdAt), before), eq(min(conversationEntries.committed), 1)))
+      .limit(limit)
+      .all()
+      .map((row) => row.id);
+    for (const slice of idSlices(idle)) {
+      this.db.delete(conversationEntries).where(inArray(conversationEntries.conversationId, slice)).run();
+      this.db.delete(conversationState).where(inArray(conversationState.conversationId, slice)).run();
+    }
+    const entries = this.db.select().from(conversationEntries).where(eq(conversationEntries.conversationId, conversationState.conversationId));
+    this.db
+      .delete(conversationState)
+      .where(and(notExists(entries), lt(conversationState.compactingUntil, this.now())))
+      .run();
+    return idle.length;
   }
 }
 

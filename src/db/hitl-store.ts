@@ -82,8 +82,8 @@ export class HitlStore {
       .prepare(),
   );
 
-  /** Records a request; idempotent on its id (a re-run round asks the same question). */
-  open(request: NewHitlRequest): HitlRow {
+  /** Records a request; idempotent on its id (a re-run round asks the same question). `undefined`: its task is gone (erased). */
+  open(request: NewHitlRequest): HitlRow | undefined {
     this.#open().run({
       requestId: request.requestId,
       taskId: request.taskId,
@@ -93,7 +93,7 @@ export class HitlStore {
       expiresAt: request.expiresAt,
       at: this.now(),
     });
-    return this.get(request.requestId)!;
+    return this.get(request.requestId);
   }
 
   get(requestId: string): HitlRow | undefined {

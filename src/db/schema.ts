@@ -36,6 +36,8 @@ export const acceptedMessages = sqliteTable(
     acceptedAt: integer("accepted_at").notNull(),
     /** What the message was (a digest), so a retry that differs is told apart; absent on rows older than it. */
     fingerprint: text("fingerprint"),
+    /** Its task's context, read from the task as the row is written: a context's erasure finds it after retention took the task. */
+    contextId: text("context_id"),
   },
   (t) => [index("accepted_messages_by_time").on(t.acceptedAt)],
 );
@@ -221,6 +223,8 @@ export const conversationEntries = sqliteTable(
     tokens: integer("tokens").notNull(),
     committed: integer("committed").notNull().default(0),
     createdAt: integer("created_at").notNull(),
+    /** The task's context, read from the task as the entry is written (none on a summary): a context's erasure finds its words after retention took the task. */
+    contextId: text("context_id"),
   },
   (t) => [index("conversation_entries_window").on(t.conversationId, t.committed, t.id), index("conversation_entries_by_task").on(t.taskId)],
 );
@@ -332,3 +336,41 @@ export const redeliveries = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.taskId, t.configId] })],
 );
+
+/**
+ * An erasure under way (docs/retention.md): written first, deleted last, so
+ * one a reset cut short is finished on the object's next wake. `contextId`
+ * null: the whole caller.
+ */
+export const erasures = sqliteTable("erasures", {
+  id: integer("id").primaryKey(),
+  contextId: text("context_id"),
+  /** `rows` (its rows are being deleted) | `cleanup` (rows gone; Workflow instances, subagents and plugins' state left). */
+  state: text("state").notNull(),
+  /** What it erased so far (`ErasedCounts`), written with each batch. */
+  countsJson: text("counts_json").notNull(),
+  /** What lives outside these tables and goes in the cleanup: open turns' instances, subagents, requests' expiry schedules. */
+  pendingJson: text("pending_json").notNull(),
+  startedAt: integer("started_at").notNull(),
+});
+
+/**
+ * Keyed hashes of erased `messageId`s (HMAC under `erasure_key`): a retry of
+ * one starts nothing, and the hash names no message to anyone without the
+ * key. Kept as the `messageId` would have been (`retention.messageIdDays`
+ * from `acceptedAt`).
+ */
+export const erasedMessages = sqliteTable(
+  "erased_messages",
+  {
+    hash: text("hash").primaryKey(),
+    acceptedAt: integer("accepted_at").notNull(),
+  },
+  (t) => [index("erased_messages_by_time").on(t.acceptedAt)],
+);
+
+/** The object's own HMAC key for erased `messageId`s: one row, made at its first erasure (a key rotation of the deployment's cannot orphan the hashes). */
+export const erasureKey = sqliteTable("erasure_key", {
+  id: integer("id").primaryKey(),
+  secret: text("secret").notNull(),
+});

@@ -85,12 +85,13 @@ export class TaskEventLog {
   /**
    * Appends the task's next event (`seq` one past its last, 1 for its first)
    * in one statement. Synchronous, so inside the object's input gate no other
-   * append can take the same number.
+   * append can take the same number. `undefined`: the task is gone (erased),
+   * and the schema's guard kept the event out.
    */
-  append(taskId: string, event: NewTaskEvent): TaskEventRow {
+  append(taskId: string, event: NewTaskEvent): TaskEventRow | undefined {
     const createdAt = this.now();
-    const { id, seq } = this.#append().get({ taskId, kind: event.kind, eventJson: event.json, createdAt })!;
-    return { id, taskId, seq, kind: event.kind, eventJson: event.json, createdAt };
+    const appended = this.#append().get({ taskId, kind: event.kind, eventJson: event.json, createdAt });
+    return appended && { id: appended.id, taskId, seq: appended.seq, kind: event.kind, eventJson: event.json, createdAt };
   }
 
   /** The task's last `seq`; 0 before its first event. */

@@ -129,7 +129,14 @@ export class TaskStore {
   readonly #accept = onFirstUse(() =>
     this.db
       .insert(acceptedMessages)
-      .values({ messageId, taskId: sql.placeholder("taskId"), acceptedAt: sql.placeholder("at"), fingerprint: sql.placeholder("fingerprint") })
+      .values({
+        messageId,
+        taskId: sql.placeholder("taskId"),
+        acceptedAt: sql.placeholder("at"),
+        fingerprint: sql.placeholder("fingerprint"),
+        // In the same statement: the task's context, for a context's erasure after retention took the task.
+        contextId: sql`(select ${tasks.contextId} from ${tasks} where ${tasks.id} = ${sql.placeholder("taskId")})`,
+      })
       .onConflictDoNothing()
       .prepare(),
   );

@@ -44,6 +44,9 @@ const modelCalls = sql.placeholder("modelCalls");
 const cachedInputTokens = sql.placeholder("cachedInputTokens");
 const reasoningTokens = sql.placeholder("reasoningTokens");
 
+/** A day in milliseconds: the budget's UTC day, retention's days. */
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
 /** The UTC day `at` falls on, as `usage_days` keys it. */
 export function usageDay(at: number): string {
   return new Date(at).toISOString().slice(0, 10);

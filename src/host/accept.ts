@@ -1,7 +1,7 @@
 import { invalidParams, quotaExceeded, taskNotFound, unsupportedOperation, type RpcError } from "../a2a/errors.js";
 import { isInterruptedName, isTerminalName } from "../a2a/task-state.js";
 import { newTrace } from "../a2a/trace-context.js";
-import { accepted, messageFingerprint, settle, turnInstanceId } from "../boundary/index.js";
+import { accepted, settle, turnInstanceId } from "../boundary/index.js";
 import type { BeginTask, Begun, MessageJson, Replied, TaskJson, TurnParams, TurnToStart, Verdict } from "../boundary/index.js";
 import { requestText, taskOf } from "../boundary/task-status.js";
 import type { AgentDB } from "../db/agent-db.js";
@@ -9,6 +9,7 @@ import type { HitlRow } from "../db/hitl-store.js";
 import { answer, answerOf } from "../round/hitl/index.js";
 import { dailyBudgetRefusal } from "./budget.js";
 import { queueRedelivery } from "./deliveries.js";
+import { messageFingerprint } from "../boundary/message-fingerprint.js";
 import type { ObjectParts } from "./lifecycle.js";
 import { withConfigIds } from "./push-config-ids.js";
 import { hasConfig, putConfig } from "./push-configs.js";
@@ -28,6 +29,8 @@ interface SendToAccept {
   instanceId: string;
   /** The message's digest: a retry must repeat the message exactly. */
   fingerprint: string;
+  /** The keyed hash of its `messageId`: an erased one is TaskNotFound and starts nothing. */
+  erasedAs: string;
   /** The caller's hash, for the turn's events. */
   caller: string | undefined;
 }
@@ -62,7 +65,8 @@ function decideAccept(
 ): { reply: Continued | Replied; happened?: Happened; queued?: string } | { refused: RpcError; happened: Happened } {
   const { input, fingerprint } = send;
   const messageId = input.message.messageId;
-  const prior = db.priorSends.of(messageId);
+  const prior = db.priorSends.of(messageId, send.erasedAs);
+  if (prior?.kind === "erased") throw taskNotFound(`(of messageId ${JSON.stringify(messageId)}: it was accepted here and has since been erased)`);
   if (prior?.kind === "reply") {
     assertSameMessage(prior.fingerprint, fingerprint, messageId);
     return { reply: { message: JSON.parse(prior.json) as MessageJson } };
@@ -97,7 +101,6 @@ function decideAccept(
   if (direct) return { reply: { message: JSON.parse(db.directReplies.put(messageId, JSON.stringify(direct), fingerprint)) as MessageJson } };
   const over = overCap(db, rules);
   if (over) return over;
-  // The send's trace, or one of its own (docs/telemetry.md "Trace context"): the turn's outbound requests carry it.
   const trace = input.trace ?? newTrace();
   const ids = { id: crypto.randomUUID(), contextId: input.message.contextId || crypto.randomUUID(), traceId: trace.traceId };
   const task = submittedTask(input.message, ids, rules.now, input.acceptedOutputModes);
@@ -240,6 +243,7 @@ export class Begin {
     const agentId = agent.agentId();
     const instanceId = await turnInstanceId(agentId, messageId);
     const fingerprint = await messageFingerprint(input.message);
+    const erasedAs = await db.erasures.hashOf(messageId);
     if (input.caller?.gatekeeper) {
       await events.learnCaller(agent.signingKey(), { gatekeeper: input.caller.gatekeeper, tenant: input.tenant, key: input.caller.key });
     }
@@ -257,7 +261,7 @@ export class Begin {
       const { maxInFlightTurns, maxPendingQuestions, maxPendingDeliveries, tokensPerCallerPerDay } = agent.limits();
       const decision = decideAccept(
         db,
-        { input, agentId, instanceId, fingerprint, caller },
+        { input, agentId, instanceId, fingerprint, erasedAs, caller },
         {
           directReply: (message) => agent.directReply(message),
           tokensPerCallerPerDay,

@@ -1,8 +1,5 @@
 import { quotaExceeded, type RpcError } from "../a2a/errors.js";
-import { tokensOf, type Usage } from "../db/usage-store.js";
-
-/** A day in milliseconds: the budget's UTC day, retention's days. */
-export const DAY_MS = 24 * 60 * 60 * 1000;
+import { DAY_MS, tokensOf, type Usage } from "../db/usage-store.js";
 
 /**
  * The refusal of a send by a caller whose model calls spent today's budget

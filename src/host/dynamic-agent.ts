@@ -3,9 +3,10 @@ import { resolveConfig, type AgentConfig, type AgentConfigInput } from "../agent
 import { validatePolicy, type AgentPolicy } from "../agent/policy.js";
 import type { ModelChoice } from "../agent/providers.js";
 import type { TaskJson } from "../boundary/index.js";
+import type { AgentErasure } from "../db/erasure-run.js";
 import { ConfigError } from "../errors/index.js";
 import type { EventCatalogue, EventSubscriber } from "../telemetry/index.js";
-import { ensurePluginStores } from "../db/plugin-stores.js";
+import { ensurePluginStores, eraseStores, unerasedRows } from "../db/plugin-stores.js";
 import type { AgentPlugin, PluginHost } from "../plugin/contract.js";
 import { createAgentRuntime, type AgentRuntime } from "../plugin/runtime.js";
 import { mcpServersPlugin } from "../mcp/index.js";
@@ -138,6 +139,22 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
   /** What is left of deleted tasks' subagents goes with them. */
   protected override async onTasksDeleted(subtaskIds: readonly string[]): Promise<void> {
     await this.#subtasks?.deleted(subtaskIds);
+  }
+
+  /** Its part in one erasure: its subtasks' subagents, its plugins' stores (in each batch of rows) and state; the stores that kept rows. */
+  protected override erasure(): AgentErasure {
+    const { sql } = this.ctx.storage;
+    const { stores } = this.runtime;
+    const failed = new Set<string>();
+    return {
+      subagentsOf: (ids) => this.#subtasks?.withSubagents(ids) ?? [],
+      plugins: (scope) => eraseStores(sql, stores, scope, failed),
+      cleanup: async (scope, subagents) => {
+        const deleted = (await this.#subtasks?.deleted(subagents)) ?? 0;
+        await this.runtime.onErased(scope.kind === "caller" ? scope : { ...scope, taskIds: [] });
+        return { subagents: deleted, unerased: unerasedRows(sql, stores, failed) };
+      },
+    };
   }
 
   /** The plugins that subscribe hear every event of this object. */

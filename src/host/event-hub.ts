@@ -7,6 +7,8 @@ export interface EventListener {
   deliver(row: TaskEventRow): void;
   /** A stream, whose client reads the answer as it is written (a blocking send only waits for the end). */
   readonly follows?: boolean;
+  /** Its task is gone (erased): no event follows. */
+  gone(): void;
 }
 
 /**
@@ -44,19 +46,23 @@ export class EventHub {
     return false;
   }
 
-  /** Resolves at the task's next event that ends a wait (terminal or interrupted). */
+  /** Resolves at the task's next event that ends a wait (terminal or interrupted), or once the task is gone. */
   nextEnd(taskId: string): Promise<void> {
     return new Promise((resolve) => {
+      const end = () => (stop(), resolve());
       const stop = this.listen(taskId, {
         deliver: (row) => {
           const state = stateOfEvent(row);
-          if (state && endsWait(state)) {
-            stop();
-            resolve();
-          }
+          if (state && endsWait(state)) end();
         },
+        gone: end,
       });
     });
+  }
+
+  /** Tells whoever follows a task that no longer `exists` (it was erased) that it is gone. */
+  endGone(exists: (taskId: string) => boolean): void {
+    for (const [taskId, listeners] of [...this.#byTask]) if (!exists(taskId)) for (const listener of [...listeners]) listener.gone();
   }
 
   readonly #open = new Map<string, () => void>();

@@ -5,11 +5,14 @@ import type { MessageJson, TaskJson, TurnOutcome, TurnParams } from "../boundary
 import type { RoundStep, TurnContext } from "../round/deps.js";
 import type { AnalyticsDataset } from "../telemetry/index.js";
 import type { AgentDB } from "../db/agent-db.js";
+import type { AgentErasure } from "../db/erasure-run.js";
+import type { RetentionRules } from "../db/retention.js";
+import type { TurnReports } from "../db/turn-reports.js";
 import type { ObjectEvents } from "../telemetry/object-events.js";
 import type { EventHub } from "./event-hub.js";
 import type { RecoveryPolicy } from "./recovery-policy.js";
 import type { SelfOrigin } from "./self-origin.js";
-import type { TurnReports, TurnSchedules } from "./turn-schedules.js";
+import type { TurnSchedules } from "./turn-schedules.js";
 
 // What the caller's object (TaskAgent, its modules) and the agent on top of
 // it (DynamicAgent) hand each other: the rounds go down, the words, bounds
@@ -41,8 +44,7 @@ export interface LifecycleLimits {
   maxOpenStreams: number;
   /** Tokens one caller may spend per UTC day; `undefined`: no cap. */
   tokensPerCallerPerDay: number | undefined;
-  /** `deadLetterKeepMs`: how long a dead letter keeps its finished task (a day unless a test clock says otherwise). */
-  retention: { finishedTaskDays: number; messageIdDays: number; deadLetterKeepMs?: number };
+  retention: RetentionRules;
   /** How long a request to a human waits before it expires. */
   hitlExpiresAfterMs: number;
 }
@@ -66,6 +68,8 @@ export interface AgentRules {
   afterTurn(task: TaskJson): void;
   canceled(taskId: string): void;
   tasksDeleted(subtaskIds: readonly string[]): Promise<void>;
+  /** The agent's part in one erasure: its subagents, its plugins' stores and state. */
+  erasure(): AgentErasure;
   /** The SDK's scheduler, for a callback of the object's by name. */
   schedule(at: Date, callback: "expireRequest", payload: { requestId: string }): Promise<unknown>;
   agentId(): string;

@@ -1,6 +1,6 @@
 import { invalidParams, quotaExceeded, taskNotFound, unsupportedOperation } from "../a2a/errors.js";
 import { endsWait } from "../a2a/task-state.js";
-import { accepted, eventLine, refused, settle } from "../boundary/index.js";
+import { accepted, closingLine, eventLine, refused, settle } from "../boundary/index.js";
 import type { EventLines, StreamEventJson, StreamQuery, TaskJson, TaskQuery, Verdict } from "../boundary/index.js";
 import type { TaskEventRow } from "../db/task-event-log.js";
 import type { EventHub } from "./event-hub.js";
@@ -148,6 +148,10 @@ function taskStream(options: TaskStreamOptions): { streamId: string; lines: Even
           controller.enqueue(line(row.seq, row.eventJson));
           const state = stateOfEvent(row);
           if (state && endsWait(state)) end(true);
+        },
+        gone() {
+          controller.enqueue(encoder.encode(closingLine("the task was erased")));
+          end(true);
         },
       });
     },

@@ -1,10 +1,12 @@
 import { Agent } from "agents";
 import { agentStartFailed, toRpcErrorValue } from "../a2a/errors.js";
 import { TERMINAL_STATE_NAMES } from "../a2a/wire.js";
-import { refused, turnTraceOf, type Verdict } from "../boundary/index.js";
+import { accepted, refused, turnTraceOf, type Verdict } from "../boundary/index.js";
 import type { ArtifactJson, BeginTask, CallerObject, DeadLetter, MessageJson, PushConfigFrom, PushConfigJson } from "../boundary/index.js";
 import type { RedeliveryOutcome, StreamQuery, TaskJson, TaskListQuery, TaskQuery, TurnObject, TurnOutcome, TurnParams } from "../boundary/index.js";
 import { AgentDB } from "../db/agent-db.js";
+import { TurnReports } from "../db/turn-reports.js";
+import { ErasureRuns, type AgentErasure } from "../db/erasure-run.js";
 import { ConfigError } from "../errors/index.js";
 import type { RoundStep, TurnContext } from "../round/deps.js";
 import { analyticsSink, jsonLogSink, Telemetry, type EventSink, type EventSubscriber } from "../telemetry/index.js";
@@ -21,7 +23,8 @@ import { Streams } from "./streams.js";
 import { appendArtifactChunk } from "./task-events.js";
 import { Tasks } from "./tasks.js";
 import { Turns } from "./turns.js";
-import { TurnReports, TurnSchedules } from "./turn-schedules.js";
+import { TurnSchedules } from "./turn-schedules.js";
+import { terminate } from "./turn-workflows.js";
 
 /** The modules the object's calls go to, each over the same parts. */
 interface ObjectCore {
@@ -32,6 +35,7 @@ interface ObjectCore {
   turns: Turns;
   deliveries: Deliveries;
   recovery: Recovery;
+  erasures: ErasureRuns;
 }
 
 /**
@@ -68,11 +72,13 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     });
     this.#core = this.#wire();
     // Input gates hold every RPC until this resolves: no call sees a table
-    // that is not there yet.
+    // that is not there yet, nor a scope an erasure left half erased.
     void ctx.blockConcurrencyWhile(async () => {
       await this.agentDb.migrate();
       try {
         await this.prepareAgent();
+        // The agent's stores take part in an erasure: one a reset cut short is finished once they are ready.
+        await this.#core.erasures.resume();
       } catch (error) {
         // A start-up check refused the agent: every call says so, naming the
         // culprit, instead of the object failing (and resetting) on each one.
@@ -111,6 +117,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       afterTurn: (task) => this.afterTurn(task),
       canceled: (taskId) => this.onCanceled(taskId),
       tasksDeleted: (ids) => this.onTasksDeleted(ids),
+      erasure: () => this.erasure(),
       schedule: (at, callback, payload) => this.schedule(at, callback, payload),
       agentId: () => this.ctx.id.toString(),
       signingKey: () => this.env.A2A_SIGNING_KEY,
@@ -130,7 +137,7 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       this.agentDb.turns,
       agent.recovery,
     );
-    const reports = new TurnReports(this.agentDb, agent.recovery);
+    const reports = new TurnReports(this.agentDb.turns, () => agent.recovery().reportWithinMs);
     const parts: ObjectParts = { db: this.agentDb, hub: this.#hub, events: this.#agentEvents, origin: this.#origin, reports, schedules, agent };
     const streams = new Streams(parts);
     const deliveries = new Deliveries(parts);
@@ -143,6 +150,19 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
       turns,
       deliveries,
       recovery: new Recovery(parts, turns, deliveries, () => this.schedule(1, "sweepRetention")),
+      erasures: new ErasureRuns(
+        this.agentDb,
+        () => ({
+          exclusive: (work) => this.ctx.blockConcurrencyWhile(work),
+          agent: this.erasure(),
+          stopGone: (exists) => (turns.abortGone(exists), this.#hub.endGone(exists)),
+          terminate: (instanceIds) => terminate(parts, instanceIds),
+        }),
+        ({ record, erased, unerased, durationMs }) => {
+          const data = { scope: record.scope.kind, ...erased, unerased: unerased.length, durationMs };
+          this.#agentEvents.emit("erasure.done", undefined, data, ["erasure", record.id, record.startedAt]);
+        },
+      ),
     };
   }
 
@@ -197,6 +217,9 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
 
   /** Called after retention deleted tasks, with their subtasks' ids (the loop deletes what is left of their subagents). */
   protected async onTasksDeleted(_subtaskIds: readonly string[]): Promise<void> {}
+
+  /** The agent's part in one erasure (docs/retention.md "Erasure"): its subagents, its plugins' stores and state. */
+  protected abstract erasure(): AgentErasure;
 
   protected turnWorkflow(): Workflow<TurnParams> {
     const workflow = this.env.TURN_WORKFLOW;
@@ -309,6 +332,12 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   deletePushConfig(taskId: string, configId: string) {
     return this.#call((core) => core.pushConfigs.delete(taskId, configId));
   }
+  deleteContext(contextId: string) {
+    return this.#call(async (core) => accepted(await core.erasures.erase({ kind: "context", contextId })));
+  }
+  deleteCallerData() {
+    return this.#call(async (core) => accepted(await core.erasures.erase({ kind: "caller" })));
+  }
 
   // ── the turn Workflow's calls (TurnObject) ───────────────────────────────
 
@@ -371,8 +400,8 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
   }
 
   /** Retention, in bounded batches (`Recovery.sweep`). */
-  async sweepRetention(): Promise<{ tasks: number; messageIds: number }> {
-    return (await this.#live()?.recovery.sweep()) ?? { tasks: 0, messageIds: 0 };
+  async sweepRetention(): Promise<{ tasks: number; messageIds: number; conversations: number }> {
+    return (await this.#live()?.recovery.sweep()) ?? { tasks: 0, messageIds: 0, conversations: 0 };
   }
 
   /** A request to a human expires (the object's own alarm). */

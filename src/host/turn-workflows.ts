@@ -1,5 +1,5 @@
 import type { TurnParams } from "../boundary/index.js";
-import { taskOf, taskTraceOf } from "../boundary/task-status.js";
+import { taskTraceOf } from "../boundary/task-status.js";
 import type { HitlRow } from "../db/hitl-store.js";
 import type { ObjectParts } from "./lifecycle.js";
 
@@ -24,6 +24,11 @@ export async function startWorkflow(parts: ObjectParts, id: string, params: Turn
       return false;
     }
   }
+}
+
+/** Ends these instances (their tasks were erased); one that finished, or never started, is fine as it is: it pushes nothing. */
+export async function terminate(parts: ObjectParts, instanceIds: readonly string[]): Promise<void> {
+  await Promise.allSettled(instanceIds.map(async (id) => (await parts.agent.workflow().get(id)).terminate()));
 }
 
 /** Tells a parked turn's Workflow that its wait is over; an outage is retried by the reconciler. */
@@ -51,7 +56,7 @@ export async function redeliver(parts: ObjectParts, taskId: string, like: Pick<T
   if (!row) return;
   const instanceId = `redeliver-${crypto.randomUUID()}`;
   // Its pushes are of the task's turn: they carry that turn's trace.
-  const trace = taskTraceOf(taskOf(row));
+  const trace = taskTraceOf(row);
   const params: TurnParams = { tenant: like.tenant, agentId: like.agentId, taskId, messageId: row.messageId, origin: like.origin, redeliver: true, trace };
   db.turns.open(taskId, instanceId, params, parts.agent.recovery().reportWithinMs);
   await parts.schedules.ensureReconciling();

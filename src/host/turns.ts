@@ -62,6 +62,11 @@ export class Turns {
     this.#running.get(taskId)?.abort.abort(new DOMException("the task was canceled", "AbortError"));
   }
 
+  /** Aborts the rounds this instance runs for tasks that are gone (erased): they end without a word. */
+  abortGone(exists: (taskId: string) => boolean): void {
+    for (const [taskId, run] of this.#running) if (!exists(taskId)) run.abort.abort(new DOMException("the task was erased", "AbortError"));
+  }
+
   /** The turn's start on its own (the Workflow's run step makes it inside `run`). */
   started(taskId: string, origin: string): Verdict<TurnStart> {
     this.parts.origin.learn(origin);

@@ -39,6 +39,8 @@ function mcpPlugin(options: {
   return definePlugin({
     key: MCP_PLUGIN_KEY,
     requires: { secrets: [...new Set(options.servers.flatMap(secretNames))] },
+    // The sessions are the caller's (one per server per object): an erased caller's end. Nothing is kept on disk (servers.ts).
+    onErased: (scope) => (scope.kind === "caller" ? options.connections.close() : undefined),
     toolFamilies: {
       mcp: async (context) => {
         const { ready, unavailable } = await options.connections.forTurn();

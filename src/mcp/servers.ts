@@ -94,6 +94,18 @@ export class McpServers {
     }
   }
 
+  /**
+   * Ends every session with the servers (the SDK's close asks a server to
+   * forget its session): the caller was erased. The next turn connects anew.
+   */
+  async close(): Promise<void> {
+    for (const state of this.#states.values()) {
+      if (state.status === "ready") await this.#client.closeConnection(state.config.name).catch(() => undefined);
+      state.status = "idle";
+      state.retryAt = 0;
+    }
+  }
+
   /** Waits for the server's connection (starting one if it is due) no longer than the connect timeout from the attempt's start. */
   async #await(state: ServerState): Promise<void> {
     if (state.status === "ready") return;

@@ -18,8 +18,11 @@ import type { Workspace, WorkspaceBacking, WorkspaceHost } from "./workspace.js"
  * subtask recipe (its `env` comes from the plugin's factory) and hands the
  * workspace backing the storage it lives in. Version 3 gives a recipe the
  * metered model call (`RecipeContext.generate`). Version 4 lets a tool report
- * how far it got (`ToolContext.progress`) and a plugin show its calls'
- * arguments and results in progress trackers (`AgentPlugin.progress`).
+ * how far it got (`ToolContext.progress`), a plugin show its calls'
+ * arguments and results in progress trackers (`AgentPlugin.progress`), and
+ * erases: a store deletes a context's or a caller's rows (`PluginStore.erase`),
+ * a tool knows its task's context (`ToolContext.contextId`); a core before it
+ * would keep such a store's rows without a word.
  */
 export const PLUGIN_CONTRACT_VERSION = 4;
 export const OLDEST_PLUGIN_CONTRACT = 2;
@@ -44,6 +47,8 @@ export interface NewArtifact {
 export interface ToolContext {
   /** The task this turn runs for. */
   taskId: string;
+  /** The task's context: what a store records beside its rows, so erasing the context finds them (`PluginStore.erase`). */
+  contextId: string;
   /** This deployment's origin. */
   origin: string;
   signal?: AbortSignal;
@@ -158,6 +163,13 @@ export function defineSubtaskType<Params extends z.ZodType>(type: SubtaskType<Pa
   return type;
 }
 
+/**
+ * What an erasure covers, as a store is handed it (docs/retention.md): a
+ * context and some of its tasks (each call names a batch of them; the last
+ * may name none), or the whole caller.
+ */
+export type ErasureScope = { kind: "context"; contextId: string; taskIds: readonly string[] } | { kind: "caller" };
+
 /** Tables a plugin owns, outside core's migration journal. */
 export interface PluginStore {
   /** Names the store's row in `plugin_migrations`. */
@@ -169,6 +181,14 @@ export interface PluginStore {
    * time), so an upgrade can branch on it.
    */
   ensureTables(sql: SqlStorage, fromVersion: number): void;
+  /**
+   * Deletes the store's rows of `scope` (the context's, those of its tasks
+   * named, or every row for the caller) and returns how many went; called
+   * once or more per erasure, inside core's transaction, so synchronous and
+   * idempotent. A store without it is named in the erasure's answer
+   * (`unerased`) with its rows: its data is kept, never silently.
+   */
+  erase?(sql: SqlStorage, scope: ErasureScope): number;
 }
 
 export interface TurnGateInput {
@@ -195,6 +215,12 @@ export interface AgentPlugin {
   store?: PluginStore;
   /** The storage behind subagents' workspaces (at most one plugin supplies one); built over the subagent's own storage. */
   workspaceBacking?: (host: WorkspaceHost) => WorkspaceBacking;
+  /**
+   * A context or the caller was erased (after the rows went, the store's
+   * included): what the plugin keeps outside its store (a cache, a session
+   * on a server) goes too. Best effort; one that throws is logged.
+   */
+  onErased?: (scope: ErasureScope) => void | Promise<void>;
   /** Raw messages a compaction is about to fold into a summary. Best effort. */
   onMessagesDisplaced?: (messages: unknown[]) => void | Promise<void>;
   /** Whether this turn should run at all; AND-ed across plugins, fails open. */

@@ -3,6 +3,7 @@ export {
   definePlugin,
   defineSubtaskType,
   type AgentPlugin,
+  type ErasureScope,
   type NewArtifact,
   type PluginHost,
   type PluginStore,

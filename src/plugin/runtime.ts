@@ -4,6 +4,7 @@ import {
   OLDEST_PLUGIN_CONTRACT,
   PLUGIN_CONTRACT_VERSION,
   type AgentPlugin,
+  type ErasureScope,
   type PluginStore,
   type SubtaskType,
   type ToolContext,
@@ -40,6 +41,8 @@ export interface AgentRuntime {
   redact(event: ToolResultEvent): Promise<unknown>;
   /** Fans displaced messages out to every listener; one failing never stops another, or the compaction. */
   onMessagesDisplaced(messages: unknown[]): Promise<void>;
+  /** Tells every plugin that listens of an erasure; one failing never stops another. */
+  onErased(scope: ErasureScope): Promise<void>;
   /** AND of every gate; a gate that throws counts as yes. */
   shouldHandleTurn(input: TurnGateInput): Promise<boolean>;
 }
@@ -146,6 +149,7 @@ export function createAgentRuntime<Env extends object>(options: { plugins: Agent
   const backing = plugins.find((p) => p.workspaceBacking)?.workspaceBacking;
   const redactors = plugins.flatMap((p) => (p.onToolResult ? [p.onToolResult] : []));
   const listeners = plugins.flatMap((p) => (p.onMessagesDisplaced ? [{ key: p.key, fn: p.onMessagesDisplaced }] : []));
+  const erasureListeners = plugins.flatMap((p) => (p.onErased ? [{ key: p.key, fn: p.onErased }] : []));
   const gates = plugins.flatMap((p) => (p.shouldHandleTurn ? [{ key: p.key, fn: p.shouldHandleTurn }] : []));
 
   return {
@@ -197,6 +201,12 @@ export function createAgentRuntime<Env extends object>(options: { plugins: Agent
       const results = await Promise.allSettled(listeners.map((l) => Promise.resolve().then(() => l.fn(messages))));
       results.forEach((result, i) => {
         if (result.status === "rejected") console.error(`onMessagesDisplaced of plugin ${listeners[i]!.key} failed`, result.reason);
+      });
+    },
+    async onErased(scope) {
+      const results = await Promise.allSettled(erasureListeners.map((l) => Promise.resolve().then(() => l.fn(scope))));
+      results.forEach((result, i) => {
+        if (result.status === "rejected") console.error(`onErased of plugin ${erasureListeners[i]!.key} failed`, result.reason);
       });
     },
     async shouldHandleTurn(input) {

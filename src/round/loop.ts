@@ -28,6 +28,8 @@ import { userContent } from "./user-content.js";
 
 export interface RoundInput {
   taskId: string;
+  /** The task's context (`ToolContext.contextId`). */
+  contextId: string;
   round: number;
   /** The user's request: the text of its text parts (what the plugins' gates read). */
   text: string;
@@ -162,6 +164,7 @@ async function ask(input: RoundInput): Promise<{ kind: "decided"; text: string; 
   };
   const family = {
     taskId,
+    contextId: input.contextId,
     origin: input.origin,
     signal: input.signal,
     addArtifact: input.addArtifact,

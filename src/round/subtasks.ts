@@ -116,9 +116,16 @@ export class SubtaskRunner {
     }
   }
 
-  /** Retention deleted tasks: what is left of their subtasks' subagents goes too. */
-  async deleted(subtaskIds: readonly string[]): Promise<void> {
-    for (const id of subtaskIds) if (this.deps.facets.has(id)) await this.#delete(id);
+  /** Retention deleted (or an erasure erased) tasks: what is left of their subtasks' subagents goes too; how many went. */
+  async deleted(subtaskIds: readonly string[]): Promise<number> {
+    const left = this.withSubagents(subtaskIds);
+    for (const id of left) await this.#delete(id);
+    return left.length;
+  }
+
+  /** Those of these subtasks whose subagent (and its storage) is still there. */
+  withSubagents(subtaskIds: readonly string[]): string[] {
+    return subtaskIds.filter((id) => this.deps.facets.has(id));
   }
 
   async #runSubtask(taskId: string, row: SubtaskRow, progress: SubtaskTracking | undefined): Promise<SubtaskQuestion | undefined> {

@@ -63,6 +63,7 @@ async function runRoundOf(deps: LoopDeps, turn: TurnContext, round: number, sign
   const about = { contextId: turn.task.contextId, turnId: turn.turnId, traceId: trace.traceId };
   const result = await runRound({
     taskId,
+    contextId: turn.task.contextId,
     round,
     text: turn.text,
     parts: requestParts(turn.task),

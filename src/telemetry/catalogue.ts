@@ -88,6 +88,24 @@ export interface EventCatalogue {
    * and the next turn reconnects).
    */
   "mcp.server": { server: string; status: "ready" | "unavailable" | "dropped"; tools: number; durationMs: number; reason?: string };
+  /**
+   * A context or the whole caller was erased (docs/retention.md "Erasure"):
+   * what went, by kind, and how many plugin stores kept their rows. No
+   * context id and nothing of what was erased.
+   */
+  "erasure.done": {
+    scope: "context" | "caller";
+    tasks: number;
+    events: number;
+    messages: number;
+    toolCalls: number;
+    hitlRequests: number;
+    pushConfigs: number;
+    subagents: number;
+    plugins: number;
+    unerased: number;
+    durationMs: number;
+  };
   /** The tenant's agent refused to start: the culprit by kind and name, the error's code. */
   "agent.start_failed": { code: string; culpritKind: string; culpritName: string };
 }

@@ -16,8 +16,8 @@ import { objectPerCaller } from "./caller-object.js";
 import type { EdgeHono } from "./context.js";
 import { dispatch } from "./dispatch.js";
 import { errorResponse } from "./error-response.js";
-import { extensionsStep } from "./extensions.js";
 import { EventStream, sseResponse } from "./event-stream.js";
+import { extensionsStep } from "./extensions.js";
 import { cachedBody, cachedResponse, lastModifiedOf, notModifiedSince, RETAINED_ON_304, type CachedBody } from "./http-cache.js";
 import type { CallerObject } from "../boundary/index.js";
 import { jsonRpcStep } from "./jsonrpc-binding.js";
@@ -90,9 +90,6 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
     return cachedResponse(await body, CARD_MAX_AGE, lastModifiedOf(c.env, key.kid));
   });
 
-  // Every answer of /a2a and below (both bindings), errors too, echoes the extensions its request activated.
-  app.use(`${A2A_PATH}/*`, extensionsStep<Env>());
-
   // Steps 3 to 9, one chain serving both bindings: each step asks the
   // request's binding (set before it) how to read the request and answer it.
   const steps = [
@@ -108,6 +105,8 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
     knownTenantStep<Env>(options.tenants),
   ];
   const token = tokenStep<Env>({ jwks, now: options.now });
+  // First on both bindings: every answer, a refusal too, echoes the extensions its request activated.
+  const extensions = extensionsStep<Env>();
   const answer: Handler<EdgeHono<Env>> = async (c) => {
     const call = c.get("call");
     const caller = c.get("caller");
@@ -157,8 +156,8 @@ export function createA2AWorker<Env extends EdgeEnv>(options: A2AWorkerOptions<E
   // append the slash to the interface URL, docs/protocol.md "Wire").
   // HTTP+JSON: every path under `/a2a/rest`, whose route step (404, 405)
   // comes right after the token.
-  app.post(A2A_PATH, jsonRpcStep<Env>(), token, ...steps, answer);
-  app.all(`${A2A_REST_PATH}/*`, token, restRouteStep<Env>(), ...steps, answer);
+  app.post(A2A_PATH, extensions, jsonRpcStep<Env>(), token, ...steps, answer);
+  app.all(`${A2A_REST_PATH}/*`, extensions, token, restRouteStep<Env>(), ...steps, answer);
   app.all(A2A_PATH, () => methodNotAllowed());
   app.notFound((c) => notFound(c.req.method, new URL(c.req.url).pathname));
   app.onError(errorResponse);

@@ -2,7 +2,7 @@ import { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { ErrorCode, RpcError, contentTypeNotSupported } from "../a2a/errors.js";
 import { assertContentWithinLimit } from "../a2a/limits.js";
 import { acceptsMediaType, partMediaType } from "../a2a/parts.js";
-import { A2A_METHODS, isA2AMethod, type A2AMethod } from "../a2a/methods.js";
+import { DELETE_CALLER_DATA_METHOD, DELETE_CONTEXT_METHOD, isMethod, requestOf, type Method as MethodName } from "../a2a/methods.js";
 import { readProtoNames } from "../a2a/proto-names.js";
 import { validateCallerPushConfig } from "../a2a/push-config.js";
 import type { SigningKey } from "../a2a/signing-key.js";
@@ -13,6 +13,7 @@ import type { CardCache } from "./card-cache.js";
 import { EventStream } from "./event-stream.js";
 import {
   parseCancelTask,
+  parseDeleteContext,
   parseGetTask,
   parseLastEventId,
   parseListTasks,
@@ -206,8 +207,12 @@ const deletePushConfig: Method = async (params, ctx) => {
   return unwrap(await ctx.agent().deletePushConfig(p.taskId, p.id));
 };
 
-/** Each method's implementation; A2A_METHODS says which a2a.proto message its params are (read by either name of each field). */
-const METHODS: Record<A2AMethod, Method> = {
+const deleteContext: Method = async (params, ctx) => unwrap(await ctx.agent().deleteContext(parseDeleteContext(params)));
+
+const deleteCallerData: Method = async (_params, ctx) => unwrap(await ctx.agent().deleteCallerData());
+
+/** Each method's implementation; the methods' table says which a2a.proto message its params are (read by either name of each field). */
+const METHODS: Record<MethodName, Method> = {
   SendMessage: sendMessage,
   GetTask: getTask,
   ListTasks: listTasks,
@@ -219,10 +224,13 @@ const METHODS: Record<A2AMethod, Method> = {
   DeleteTaskPushNotificationConfig: deletePushConfig,
   SendStreamingMessage: sendStreamingMessage,
   SubscribeToTask: subscribeToTask,
+  [DELETE_CONTEXT_METHOD]: deleteContext,
+  [DELETE_CALLER_DATA_METHOD]: deleteCallerData,
 };
 
 /** One call, whichever binding it came by: the same method answers the same params the same way. */
 export async function dispatch(method: string, params: Record<string, unknown>, ctx: CallContext): Promise<unknown> {
-  if (!isA2AMethod(method)) throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
-  return METHODS[method](readProtoNames(params, A2A_METHODS[method].request), ctx);
+  if (!isMethod(method)) throw new RpcError(ErrorCode.METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
+  const request = requestOf(method);
+  return METHODS[method](request ? readProtoNames(params, request) : params, ctx);
 }

@@ -4,7 +4,7 @@ import { AGENT_START_FAILED, ErrorCode, RpcError, errorInfoOf } from "../a2a/err
 import { TokenRefused } from "../a2a/verify-token.js";
 import { PLATFORM_ERROR_DOMAIN } from "../a2a/wire.js";
 import { ConfigError } from "../errors/index.js";
-import { isA2AMethod } from "../a2a/methods.js";
+import { isMethod } from "../a2a/methods.js";
 import type { EdgeHono } from "./context.js";
 import { emitAtEdge } from "./edge-events.js";
 import type { EdgeEnv } from "./options.js";
@@ -24,7 +24,7 @@ export function errorResponse<Env extends EdgeEnv>(error: Error, c: Context<Edge
   if (refused) {
     const method = c.get("call")?.method;
     // Only a method's own name: whatever else a body calls its method stays out of the log.
-    const named = method !== undefined && isA2AMethod(method) ? { method } : {};
+    const named = method !== undefined && isMethod(method) ? { method } : {};
     emitAtEdge(c, "edge.refused", { check: refused.check, status: response.status, code: refused.code, ...named });
   }
   return response;

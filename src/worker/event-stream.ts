@@ -37,7 +37,7 @@ const RESUME = "resume with a fresh token and Last-Event-ID";
  * that failure (hono's abort) releases the stream at the object, so an
  * abandoned stream frees its place within one heartbeat. At a heartbeat past
  * the token's `exp` or the stream's maximum lifetime, it ends with a comment
- * saying why, and is released too.
+ * saying why, and is released too; so does a stream the object ends itself.
  */
 export function sseResponse(
   c: Context,
@@ -77,8 +77,14 @@ export function sseResponse(
         if (done) break;
         buffer += value;
         for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n")) {
-          const { seq, eventJson } = readEventLine(buffer.slice(0, end));
+          const read = readEventLine(buffer.slice(0, end));
           buffer = buffer.slice(end + 1);
+          // The object ended the stream itself (its task was erased): the last line says why.
+          if ("closing" in read) {
+            closing = read.closing;
+            continue;
+          }
+          const { seq, eventJson } = read;
           await sse.writeSSE({ id: String(seq), data: data(eventJson) });
         }
       }

@@ -27,6 +27,9 @@ const historyLength = int32(z.number().int().min(0)).optional();
 const getTaskParams = z.object({ id, historyLength });
 export const parseGetTask = (params: unknown) => parse(getTaskParams, params);
 
+const deleteContextParams = z.object({ contextId: id });
+export const parseDeleteContext = (params: unknown) => parse(deleteContextParams, params).contextId;
+
 const cancelTaskParams = z.object({ id });
 export const parseCancelTask = (params: unknown) => parse(cancelTaskParams, params);
 

@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import { ErrorCode, RpcError, invalidParams, invalidRequest } from "../a2a/errors.js";
-import { A2A_METHODS } from "../a2a/methods.js";
+import { requestOf } from "../a2a/methods.js";
 import { readProtoNames } from "../a2a/proto-names.js";
 import { matchRestRoute, type RestMatch } from "../a2a/rest-routes.js";
 import { A2A_REST_PATH } from "../a2a/wire.js";
@@ -63,14 +63,14 @@ function queryOf(url: URL): Record<string, unknown> {
 
 /**
  * The method's params, as JSON-RPC's would be: the query's and the body's
- * fields by their JSON names (either proto-JSON name accepted), then the
- * path's. A field in both the query and the body, or one the path names
+ * fields by their JSON names (either proto-JSON name accepted; an
+ * extension's method's as sent), then the path's. A field in both the query and the body, or one the path names
  * differently, is -32602: neither value is dropped unseen.
  */
 function paramsOf(route: Route, query: Record<string, unknown>, body: Record<string, unknown>): Record<string, unknown> {
-  const { request } = A2A_METHODS[route.method];
-  const params = readProtoNames(query, request, "query");
-  for (const [name, value] of Object.entries(readProtoNames(body, request, "body"))) {
+  const request = requestOf(route.method);
+  const params = request ? readProtoNames(query, request, "query") : { ...query };
+  for (const [name, value] of Object.entries(request ? readProtoNames(body, request, "body") : body)) {
     if (Object.hasOwn(params, name)) throw invalidParams(`Invalid params: ${name} is given in both the query and the body: send it once`);
     put(params, name, value);
   }

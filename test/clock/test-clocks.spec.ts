@@ -108,10 +108,10 @@ describe("a dead letter on a test clock", () => {
     const sweep = () => runInDurableObject(stub, (instance) => (instance as unknown as { sweepRetention(): Promise<unknown> }).sweepRetention());
 
     // The marker agent keeps finished tasks no time at all: only the dead letter keeps this one.
-    expect(await sweep()).toEqual({ tasks: 0, messageIds: 0 });
+    expect(await sweep()).toEqual({ tasks: 0, messageIds: 0, conversations: 0 });
     expect((await object.getTask({ taskId })).ok).toBe(true);
     await sleep(1_100);
-    expect(await sweep()).toEqual({ tasks: 1, messageIds: 0 });
+    expect(await sweep()).toEqual({ tasks: 1, messageIds: 0, conversations: 0 });
     expect((await object.getTask({ taskId })).ok).toBe(false);
   });
 });

@@ -77,6 +77,12 @@ function hostileSession({ endState = "TASK_STATE_COMPLETED", sendFails = false }
     async cancel() {
       throw new Error(`CancelTask failed: ${EVIL}`);
     },
+    async forgetContext() {
+      throw new Error(`DeleteContext failed: ${EVIL}`);
+    },
+    async forgetMe() {
+      throw new Error(`DeleteCallerData failed: ${EVIL}`);
+    },
     async getTask() {
       return { status: { state: EVIL } };
     },
@@ -124,7 +130,7 @@ describe("runChat (piped)", () => {
   it("escapes replies, progress, task lists, errors, refusals and other pushes", async () => {
     const session = hostileSession();
     const output = sink();
-    const input = Readable.from(["hello\n/tasks\n/cancel\n"]);
+    const input = Readable.from(["hello\n/tasks\n/cancel\n/forget-me\n"]);
     const chat = runChat({ session, tenant: "assistant", tenants: ["assistant"], input, output: output.stream, onInterrupt: () => {} });
     session.gatekeeperEvents.emit("refused", { check: "iss", message: `the callback token's iss ${EVIL} is not registered` });
     for (const listener of session.others) {
@@ -191,6 +197,12 @@ function streamingSession(chunks, { reply = chunks.map((c) => c.text).join(""), 
     },
     async listTasks() {
       return { tasks: [], totalSize: 0 };
+    },
+    async forgetContext() {
+      return { erased: {}, unerased: [] };
+    },
+    async forgetMe() {
+      return { erased: {}, unerased: [] };
     },
     async cancel() {
       return {};
@@ -368,6 +380,19 @@ function askingSession({ asks = () => undefined } = {}) {
       turn.stops.put(ended(`done after ${JSON.stringify(answer)}`));
       return {};
     },
+    /** @type {Array<{ tenant: string, contextId?: string }>} */
+    forgotten: /** @type {Array<{ tenant: string, contextId?: string }>} */ ([]),
+    async forgetContext(tenant, contextId) {
+      this.forgotten.push({ tenant, contextId });
+      return { erased: { tasks: 2, events: 9, messages: 6, toolCalls: 0, hitlRequests: 0, pushConfigs: 2, subagents: 0, plugins: 1 }, unerased: [] };
+    },
+    async forgetMe(tenant) {
+      this.forgotten.push({ tenant });
+      return {
+        erased: { tasks: 3, events: 12, messages: 8, toolCalls: 0, hitlRequests: 0, pushConfigs: 3, subagents: 0, plugins: 0 },
+        unerased: [{ plugin: "keeper", rows: 4 }],
+      };
+    },
     async listTasks() {
       return { tasks: [], totalSize: 0 };
     },
@@ -448,6 +473,16 @@ describe("runChat (conversations)", () => {
     expect(text).toContain("conversation ctx-3-00 with researcher");
     expect(text).toContain("a new conversation with assistant starts with your next message");
     expect(text.match(/conversation ctx-/g)).toHaveLength(3);
+  });
+
+  it("/forget erases the tenant's conversation, whose next message starts another; /forget-me erases the rest, naming what a plugin kept", async () => {
+    const session = askingSession();
+    const text = await pipedChat(session, ["/forget", "one", "two", "/forget", "three", "/forget-me", "four"]);
+    expect(session.forgotten).toEqual([{ tenant: "assistant", contextId: "ctx-1-0000" }, { tenant: "assistant" }]);
+    expect(session.sent.map((s) => s.contextId)).toEqual([undefined, "ctx-1-0000", undefined, undefined]);
+    expect(text).toContain("no conversation with assistant yet: nothing to forget");
+    expect(text).toContain("forgot conversation ctx-1-00 with assistant: 2 tasks, 6 messages, 1 plugin rows");
+    expect(text).toContain("forgot everything you left at assistant: 3 tasks, 8 messages, 0 plugin rows; kept by plugins that cannot erase: keeper (4 rows)");
   });
 });
 

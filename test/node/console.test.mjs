@@ -15,6 +15,7 @@ import { waterfallOf } from "../../scripts/dev/console-waterfall.mjs";
 import { messageText } from "../../scripts/dev/session.mjs";
 import { describeEvent, parseEventLine } from "../../scripts/dev/events.mjs";
 import { startGatekeeper } from "../../scripts/dev/gatekeeper.mjs";
+import { RpcFailed } from "../../scripts/dev/session.mjs";
 
 const TASK = "0dd04eeb-1111-4222-8333-944445555666";
 const CONTEXT = "6375b78c-aaaa-4bbb-8ccc-ddddeeeeffff";
@@ -399,7 +400,7 @@ describe("the console's HTTP side", () => {
   let events;
   /** What the scripted agent was asked, in order. @type {{ tenant: string, method: string, params: any }[]} */
   let calls;
-  /** @type {Record<string, any>} */
+  /** @type {Record<string, any> | undefined} */
   let current;
 
   beforeEach(async () => {
@@ -414,7 +415,10 @@ describe("the console's HTTP side", () => {
       async call(tenant, method, params = {}) {
         calls.push({ tenant, method, params });
         if (method === "ListTasks") return { tasks: tenant === "assistant" ? [current] : [], totalSize: tenant === "assistant" ? 1 : 0, nextPageToken: "" };
-        if (method === "GetTask") return current;
+        if (method === "GetTask") {
+          if (current === undefined) throw new RpcFailed("GetTask", { code: -32001, message: `Task not found: ${JSON.stringify(params.id)}` });
+          return current;
+        }
         if (method === "SendMessage") return { task: { ...current, status: { state: "TASK_STATE_WORKING" } } };
         if (method === "CreateTaskPushNotificationConfig") return { ...params };
         throw new Error(`unexpected ${method}`);
@@ -498,6 +502,13 @@ describe("the console's HTTP side", () => {
     current = wireTask();
     expect((await post("/console/api/answer", { tenant: "assistant", taskId: TASK, requestId: "r-1", text: "late" })).status).toBe(409);
     expect(calls.filter((c) => c.method === "SendMessage")).toHaveLength(1);
+  });
+
+  it("answers a task that is gone (its conversation or its caller erased) with 404 and gone", async () => {
+    current = undefined;
+    const response = await fetch(`${devConsole.url}/api/task?tenant=assistant&id=${TASK}`);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ gone: true, error: expect.stringContaining("Task not found") });
   });
 
   it("re-delivers dead letters by a push config back to this gatekeeper, with a notification token it issued for the task", async () => {

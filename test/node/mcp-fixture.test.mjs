@@ -49,6 +49,7 @@ describe("the MCP fixture", () => {
       calls: { lookup: 1, fails: 1, slow: 0, leak: 0, steps: 0, whoami: 0, huge_structured: 0, huge_blocks: 0, many_blocks: 0, straddle: 0 },
       cancelled: 0,
       sessions: 1,
+      open: 1,
       lastAuthorized: false,
     });
     expect((await stats("other")).calls).toMatchObject({ lookup: 0, fails: 0, slow: 0, leak: 1, whoami: 0 });

@@ -173,6 +173,19 @@ const artifacts = definePlugin({
   },
 });
 
+/** A store made before erasure (no `erase`): an erasure reports its rows kept (test/erasure-marker.spec.ts). */
+const keeper = definePlugin({
+  key: "keeper",
+  store: {
+    plugin: "keeper",
+    version: 1,
+    ensureTables: (sql) => {
+      sql.exec("CREATE TABLE IF NOT EXISTS keeper_rows (id TEXT PRIMARY KEY)");
+      sql.exec("INSERT OR IGNORE INTO keeper_rows (id) VALUES ('kept')");
+    },
+  },
+});
+
 /** Declines any turn whose text says `#decline`. */
 const gate = definePlugin({ key: "gate", shouldHandleTurn: ({ text }) => !text.includes("#decline") });
 
@@ -268,7 +281,7 @@ export class MarkerAgent extends DynamicAgent<Cloudflare.Env> {
     };
   }
   protected override agentPlugins(): AgentPlugin[] {
-    return [gate, holding, artifacts, counting];
+    return [gate, holding, artifacts, counting, keeper];
   }
   /** A send saying `#message` is answered with a message, no task: each reply a fresh id, so a retry shows it is the recorded one. */
   protected override directReply(message: MessageJson): MessageJson | undefined {

@@ -7,10 +7,11 @@
 //
 //   https://mcp.test/<key>/mcp       server <key>'s streamable-HTTP endpoint; each key has its own sessions and counters
 //   POST https://mcp.test/<key>/__drop   forgets the key's sessions (a restart): the client's next request gets 404
-//   GET  https://mcp.test/<key>/__stats  {"calls":{<tool>:n},"cancelled":n,"sessions":n,"lastAuthorized":bool}:
+//   GET  https://mcp.test/<key>/__stats  {"calls":{<tool>:n},"cancelled":n,"sessions":n,"open":n,"lastAuthorized":bool}:
 //                                    calls per tool (each listed, 0 until called), calls cancelled, sessions
-//                                    initialized so far (a reconnect after __drop adds one), and whether the
-//                                    key's latest MCP request carried the bearer token
+//                                    initialized so far (a reconnect after __drop adds one), sessions open now
+//                                    (a client's close ends its own), and whether the key's latest MCP request
+//                                    carried the bearer token
 //   https://mcp-down.test/…          always 503, as a server out of reach behind a gateway
 //   https://mcp-slow.test/…          answers nothing (initialize included) for 12 s, then 503
 //
@@ -161,9 +162,9 @@ export function createMcpFixture() {
     }
     if (what === "__drop" && request.method === "POST") return Response.json({ dropped: await server.mcp.dropSessions() });
     if (what === "__stats" && request.method === "GET") {
-      const { calls, cancelled, sessionsOpened } = server.mcp.stats;
+      const { calls, cancelled, sessionsOpened, sessions } = server.mcp.stats;
       const all = Object.fromEntries(TOOLS.map((t) => [t.name, calls[t.name] ?? 0]));
-      return Response.json({ calls: all, cancelled, sessions: sessionsOpened, lastAuthorized: server.lastAuthorized });
+      return Response.json({ calls: all, cancelled, sessions: sessionsOpened, open: sessions, lastAuthorized: server.lastAuthorized });
     }
     return new Response(`${request.method} ${url.pathname}: POST __drop, GET __stats`, { status: 405 });
   }

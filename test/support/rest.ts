@@ -1,4 +1,4 @@
-import { A2A_METHODS, type A2AMethod } from "../../src/a2a/methods.js";
+import { METHODS, type Method } from "../../src/a2a/methods.js";
 import { matchRestRoute } from "../../src/a2a/rest-routes.js";
 import { A2A_REST_PATH, A2A_VERSION, A2A_VERSION_HEADER } from "../../src/a2a/wire.js";
 import { assertResultShape, assertStreamResponseShape } from "../../src/testing/wire-round-trip.js";
@@ -35,8 +35,8 @@ export interface RestReply {
 }
 
 /** The request of one call: `params` by their place in the route (path, query or body). */
-export function restRequest(method: A2AMethod, params: Record<string, unknown> = {}, options: RestOptions & { token?: string | null } = {}): Request {
-  const { verbs, path } = A2A_METHODS[method].http;
+export function restRequest(method: Method, params: Record<string, unknown> = {}, options: RestOptions & { token?: string | null } = {}): Request {
+  const { verbs, path } = METHODS[method].http;
   const verb = options.verb ?? verbs[0]!;
   const rest = { ...params };
   const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => {
@@ -61,7 +61,7 @@ export function restRequest(method: A2AMethod, params: Record<string, unknown> =
 }
 
 /** One call as a gatekeeper's client would send it over HTTP+JSON; the reply read whole. */
-export async function restCall(method: A2AMethod, params: Record<string, unknown> = {}, options: RestOptions = {}): Promise<RestReply> {
+export async function restCall(method: Method, params: Record<string, unknown> = {}, options: RestOptions = {}): Promise<RestReply> {
   const token = options.token === undefined ? await mintToken(options.mint) : options.token;
   const response = await (options.worker ?? referenceWorker)(restRequest(method, params, { ...options, token }));
   const text = await response.text();
@@ -122,7 +122,7 @@ export interface RestStream {
 }
 
 /** A streaming call (SendStreamingMessage, SubscribeToTask) over HTTP+JSON, read as it comes. */
-export async function openRestStream(method: A2AMethod, params: Record<string, unknown> = {}, options: RestOptions = {}): Promise<RestStream> {
+export async function openRestStream(method: Method, params: Record<string, unknown> = {}, options: RestOptions = {}): Promise<RestStream> {
   const token = options.token === undefined ? await mintToken(options.mint) : options.token;
   const response = await (options.worker ?? referenceWorker)(restRequest(method, params, { ...options, token }));
   const comments: string[] = [];

@@ -30,7 +30,7 @@ const tokensOf = (u) => `${u.inputTokens} in / ${u.outputTokens} out tokens`;
 async function getJson(url) {
   const response = await fetch(url, { headers: { Accept: "application/json" } });
   const body = await response.json();
-  if (!response.ok) throw new Error(body.error ?? `HTTP ${response.status}`);
+  if (!response.ok) throw Object.assign(new Error(body.error ?? `HTTP ${response.status}`), { gone: body.gone === true });
   return body;
 }
 
@@ -56,7 +56,8 @@ async function refresh() {
         state.detail = await getJson(`/console/api/task?tenant=${encodeURIComponent(state.selected.tenant)}&id=${encodeURIComponent(state.selected.id)}`);
         renderTask();
       } catch (error) {
-        $("task-title").textContent = `Task ${short(state.selected.id)}: ${error.message}`;
+        if (error.gone) showGone(state.selected.id);
+        else $("task-title").textContent = `Task ${short(state.selected.id)}: ${error.message}`;
       }
     }
   } catch (error) {
@@ -208,6 +209,18 @@ function renderWaterfall(w) {
   });
   const axis = el("div", { class: "axis" }, el("span", {}, ""), el("span", {}, `${Math.round(w.spanMs)} ms`));
   $("waterfall").replaceChildren(...rows, axis);
+}
+
+/** The selected task is not there any more (its conversation or its caller was erased, or retention took it): nothing of it stays on the page. */
+function showGone(id) {
+  state.selected = undefined;
+  state.detail = undefined;
+  history.replaceState(null, "", location.pathname);
+  $("task").hidden = true;
+  $("no-task").hidden = false;
+  $("no-task").replaceChildren(
+    el("p", { class: "muted", "data-gone": id }, `Task ${short(id)} is gone: its conversation was erased (/forget, /forget-me), or retention deleted it.`),
+  );
 }
 
 /** The request the task waits on: an approval's or a choice's options as buttons, and free text where it is allowed. */

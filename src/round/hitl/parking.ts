@@ -41,7 +41,7 @@ export function park(
     target: request.target,
     expiresAt: request.expiresAt,
   });
-  if (row.status !== "open" || task.status.state === "TASK_STATE_INPUT_REQUIRED") return undefined;
+  if (row?.status !== "open" || task.status.state === "TASK_STATE_INPUT_REQUIRED") return undefined;
   const message = { ...agentMessage(task, ""), parts: parkingParts(request.requestId, request.body, row.expiresAt, words) };
   const parked = withState(task, "TASK_STATE_INPUT_REQUIRED", now, message);
   parked.history = [...(task.history ?? []), message];

@@ -350,7 +350,12 @@ describe("the gatekeeper of docs/gatekeeper.md", () => {
       { url: `${WORKER}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
       { url: `${WORKER}/a2a/rest`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
     ]);
-    expect.soft(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: true });
+    expect.soft(card.capabilities).toEqual({
+      streaming: true,
+      pushNotifications: true,
+      extendedAgentCard: true,
+      extensions: [{ uri: "https://dynamicagents.dev/ext/erasure/v1" }],
+    });
     expect.soft(card.securitySchemes).toEqual({ gatekeeperJwt: { httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "JWT" } } });
     expect.soft(typeof card.name === "string" && typeof card.description === "string" && typeof card.version === "string").toBe(true);
 

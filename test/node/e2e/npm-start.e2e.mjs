@@ -199,6 +199,20 @@ describe("npm start (chat, input piped)", () => {
     expect(run.stdout).not.toContain("refused a push");
     expectNothingLeft(run);
   });
+
+  it("/forget erases the conversation with its note, and the next line starts an empty one; /forget-me the rest", async () => {
+    const run = await npmStart([], { input: "remember to buy bread\napprove\n/forget\nlist my notes\n/forget-me\n/quit\n" });
+    expect(run.code, explain(run)).toBe(0);
+    expect(run.stdout, explain(run)).toMatch(/forgot conversation \S+ with assistant: 1 tasks, \d+ messages, 1 plugin rows\n/);
+    // The next line is a conversation of its own, and the note saved in the erased one is gone (notes of this caller's other conversations stay).
+    const after = run.stdout.slice(run.stdout.indexOf("forgot conversation"));
+    expect(after.match(/^ +conversation \S+ with assistant/gm)).toHaveLength(1);
+    expect(after).toMatch(/^assistant ▹ \[offline stand-in model\] .*"list my notes". I called list_notes, which returned \{"notes":\[/m);
+    expect(after).not.toContain("to buy bread");
+    expect(after).toMatch(/forgot everything you left at assistant: \d+ tasks, \d+ messages, \d+ plugin rows\n/);
+    expect(run.stdout).not.toContain("refused a push");
+    expectNothingLeft(run);
+  });
 });
 
 describe("trust on first use, with the real Worker", () => {
