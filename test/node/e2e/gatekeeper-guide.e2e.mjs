@@ -354,7 +354,14 @@ describe("the gatekeeper of docs/gatekeeper.md", () => {
       streaming: true,
       pushNotifications: true,
       extendedAgentCard: true,
-      extensions: [{ uri: "https://dynamicagents.dev/ext/erasure/v1" }],
+      extensions: [
+        {
+          uri: "https://a2a-protocol.org/extensions/task-progress/v1",
+          description: expect.stringContaining("progress"),
+          params: { maxTrackers: 20, maxMessageChars: 512, maxIdChars: 128, recommendedMaxUpdatesPerSecond: 2 },
+        },
+        { uri: "https://dynamicagents.dev/ext/erasure/v1" },
+      ],
     });
     expect.soft(card.securitySchemes).toEqual({ gatekeeperJwt: { httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "JWT" } } });
     expect.soft(typeof card.name === "string" && typeof card.description === "string" && typeof card.version === "string").toBe(true);
