@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import doc from "../docs/protocol.md?raw";
+import readme from "../README.md?raw";
 import { GATEKEEPER, ORIGIN } from "./support/constants.js";
 import { mintToken } from "./support/gatekeeper.js";
 import { checkedRestResponse } from "./support/rest.js";
@@ -14,11 +15,13 @@ import { useTurnHarness } from "./support/turn-harness.js";
 
 useTurnHarness();
 
-/** The section's fenced bash blocks, in order. */
-function bashBlocks(markdown: string): string[] {
-  const start = markdown.indexOf("\n## HTTP+JSON\n");
-  const end = markdown.indexOf("\n## ", start + 1);
-  expect(start, 'docs/protocol.md has no "## HTTP+JSON" section').toBeGreaterThan(-1);
+/** The fenced bash blocks of the section `heading` (up to the next heading of its level or above), in order. */
+function bashBlocks(markdown: string, heading = "## HTTP+JSON"): string[] {
+  const level = heading.slice(0, heading.indexOf(" ") + 1);
+  const start = markdown.indexOf(`\n${heading}\n`);
+  expect(start, `no "${heading}" section`).toBeGreaterThan(-1);
+  const next = [...markdown.slice(start + 1).matchAll(/\n(#+) /g)].find((m) => m[1]!.length <= level.length - 1);
+  const end = next ? start + 1 + next.index : markdown.length;
   return [...markdown.slice(start, end).matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1]!);
 }
 
@@ -118,5 +121,43 @@ describe("docs/protocol.md's curl examples of HTTP+JSON", () => {
       "DELETE",
       "DELETE",
     ]);
+  });
+});
+
+// The README's "Call it over A2A JSON-RPC" shows the first calls with curl: a held send, a
+// streamed one (JSON-RPC) and a send over HTTP+JSON. Each runs here as written, against the
+// reference Worker, and is answered with the completed task.
+describe("the README's curl examples of calling it", () => {
+  it("each runs and is answered with the completed task", async () => {
+    const blocks = bashBlocks(readme, "### Call it over A2A JSON-RPC");
+    const caller = { identity: { key: `readme-${crypto.randomUUID()}` } };
+    const answered: string[] = [];
+    for (const block of blocks) {
+      const command = block.replaceAll("https://<your-worker>", ORIGIN).trim();
+      const vars = { TOKEN: await mintToken({ ...caller, claims: { jti: crypto.randomUUID() } }) };
+      const request = curlRequest(words(command, vars));
+      const response = await referenceWorker(request);
+      const text = await response.text();
+      const route = `${request.method} ${new URL(request.url).pathname}`;
+      answered.push(route);
+      expect(response.status, `${route}: ${text.slice(0, 300)}`).toBe(200);
+      if (response.headers.get("Content-Type")?.startsWith("text/event-stream")) {
+        // A JSON-RPC stream: each data: a response with the request's id, the snapshot first, the end last.
+        const events = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!));
+        expect(events[0].result.task, route).toBeDefined();
+        expect(events.at(-1).result.statusUpdate.status.state, route).toBe("TASK_STATE_COMPLETED");
+        expect(
+          events.some((e) => e.result.artifactUpdate?.artifact.artifactId === "answer"),
+          route,
+        ).toBe(true);
+        continue;
+      }
+      const body = JSON.parse(text);
+      // JSON-RPC answers a response whose result is the binding's answer; HTTP+JSON the answer itself.
+      const task = (body.jsonrpc === "2.0" ? body.result : body).task;
+      expect(task.status.state, route).toBe("TASK_STATE_COMPLETED");
+      expect(task.artifacts[0].artifactId, route).toBe("answer");
+    }
+    expect(answered).toEqual(["POST /a2a", "POST /a2a", "POST /a2a/rest/assistant/message:send"]);
   });
 });
