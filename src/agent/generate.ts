@@ -3,6 +3,7 @@ import type { TurnTrace } from "../a2a/trace-context.js";
 import type { ModelConfig, ModelEnv } from "./model-config.js";
 import { traced, withRetries, type ExchangeCounter } from "./model-retry.js";
 import { chooseModels, type ModelChoice } from "./providers.js";
+import type { EventCatalogue } from "../telemetry/catalogue.js";
 
 export interface GenerateRequest {
   env: ModelEnv;
@@ -70,20 +71,8 @@ export type GenerateResult =
   /** Every model failed, or the turn's signal aborted it; `errors` says how, one line per model, for the operator's logs. */
   | { ok: false; errors: string[]; exchanges: number; aborted: boolean /** The last model tried. */; model: string };
 
-/** What one exchange came to, as its `model.call` event reports it (docs/telemetry.md). */
-export interface ExchangeReport {
-  model: string;
-  fallback: boolean;
-  retries: number;
-  outcome: "ok" | "error" | "aborted";
-  steps: number;
-  inputTokens: number;
-  outputTokens: number;
-  /** Present when the provider reported some. */
-  cachedInputTokens?: number;
-  reasoningTokens?: number;
-  durationMs: number;
-}
+/** What one exchange came to: its `model.call` event without the place the caller adds (docs/telemetry.md). */
+export type ExchangeReport = Omit<EventCatalogue["model.call"], "round" | "subtaskId">;
 
 /** The report of an exchange that took `durationMs`: requests past one per step are retries (the fallback's included). */
 export function exchangeReport(result: GenerateResult, durationMs: number): ExchangeReport {
