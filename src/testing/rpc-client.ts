@@ -5,6 +5,7 @@
 // It imports only the wire constants (with their `.ts` extension), so Node
 // loads it as it is (Node strips the types); it needs nothing but `fetch`.
 import { A2A_VERSION, A2A_VERSION_HEADER, INTERRUPTED_STATE_NAMES, TERMINAL_STATE_NAMES } from "../a2a/wire.ts";
+import { sseFrames } from "./sse-frames.ts";
 
 type RpcId = string | number;
 
@@ -205,32 +206,14 @@ async function openOnce(endpoint: string, body: string, options: RpcPostOptions)
     const events = (async function* () {})();
     return { status: read.status, headers: read.headers, reply: read.reply, events, comments: [], closing: undefined, close: async () => {} };
   }
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
   const comments: string[] = [];
   let closing: string | undefined;
+  const sse = sseFrames(response.body!, (comment) => {
+    comments.push(comment);
+    if (comment.startsWith("closing:")) closing = comment.slice("closing:".length).trim();
+  });
   async function* events(): AsyncGenerator<RpcStreamEvent> {
-    let buffer = "";
-    let id: string | undefined;
-    let data: string[] = [];
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += value;
-      for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n")) {
-        const line = buffer.slice(0, end).replace(/\r$/, "");
-        buffer = buffer.slice(end + 1);
-        if (line === "") {
-          if (data.length) yield { id, reply: JSON.parse(data.join("\n")) as JsonRpcReply };
-          id = undefined;
-          data = [];
-        } else if (line.startsWith(":")) {
-          const comment = line.slice(1).replace(/^ /, "");
-          comments.push(comment);
-          if (comment.startsWith("closing:")) closing = comment.slice("closing:".length).trim();
-        } else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-        else if (line.startsWith("id:")) id = line.slice(3).trim();
-      }
-    }
+    for await (const frame of sse.frames) yield { id: frame.id, reply: JSON.parse(frame.data) as JsonRpcReply };
   }
   return {
     status: response.status,
@@ -241,6 +224,6 @@ async function openOnce(endpoint: string, body: string, options: RpcPostOptions)
     get closing() {
       return closing;
     },
-    close: () => reader.cancel().catch(() => {}),
+    close: sse.cancel,
   };
 }

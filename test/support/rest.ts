@@ -1,6 +1,7 @@
 import { METHODS, type Method } from "../../src/a2a/methods.js";
 import { matchRestRoute } from "../../src/a2a/rest-routes.js";
 import { A2A_REST_PATH, A2A_VERSION, A2A_VERSION_HEADER } from "../../src/a2a/wire.js";
+import { sseFrames } from "../../src/testing/sse-frames.js";
 import { assertResultShape, assertStreamResponseShape } from "../../src/testing/wire-round-trip.js";
 import { ORIGIN } from "./constants.js";
 import { mintToken, type MintOptions } from "./gatekeeper.js";
@@ -130,33 +131,17 @@ export async function openRestStream(method: Method, params: Record<string, unkn
     const text = await response.text();
     return { status: response.status, headers: response.headers, body: JSON.parse(text), events: (async function* () {})(), comments, close: async () => {} };
   }
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  // Comments as the server wrote them past the colon and one space.
+  const sse = sseFrames(response.body!, (comment) => comments.push(comment.trim()));
   async function* events() {
-    let buffer = "";
-    let id: string | undefined;
-    let data: string[] = [];
     let index = 0;
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += value;
-      for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n")) {
-        const line = buffer.slice(0, end).replace(/\r$/, "");
-        buffer = buffer.slice(end + 1);
-        if (line === "") {
-          if (data.length) {
-            const event = JSON.parse(data.join("\n"));
-            assertStreamResponseShape(`event ${index++} (id ${id}) of ${method}`, event);
-            yield { id, event };
-          }
-          [id, data] = [undefined, []];
-        } else if (line.startsWith(":")) comments.push(line.slice(1).trim());
-        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-        else if (line.startsWith("id:")) id = line.slice(3).trim();
-      }
+    for await (const { id, data } of sse.frames) {
+      const event = JSON.parse(data);
+      assertStreamResponseShape(`event ${index++} (id ${id}) of ${method}`, event);
+      yield { id, event };
     }
   }
-  return { status: response.status, headers: response.headers, body: undefined, events: events(), comments, close: () => reader.cancel().catch(() => {}) };
+  return { status: response.status, headers: response.headers, body: undefined, events: events(), comments, close: sse.cancel };
 }
 
 /** Every event of a stream until the server closes it. */
