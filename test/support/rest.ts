@@ -5,7 +5,7 @@ import { sseFrames } from "../../src/testing/sse-frames.js";
 import { assertResultShape, assertStreamResponseShape } from "../../src/testing/wire-round-trip.js";
 import { ORIGIN } from "./constants.js";
 import { mintToken, type MintOptions } from "./gatekeeper.js";
-import { referenceWorker, type Fetcher } from "./rpc.js";
+import { referenceWorker, withEachData, type Fetcher } from "./rpc.js";
 
 // The HTTP+JSON binding as a client of it calls (docs/protocol.md
 // "HTTP+JSON"): the method's route from the table both bindings share, its
@@ -94,20 +94,8 @@ export async function checkedRestResponse(request: Request, response: Response):
     assertRestResult(route.method, await response.clone().json());
     return response;
   }
-  let buffer = "";
   let index = 0;
-  const checked = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(
-    new TransformStream<string, string>({
-      transform(chunk, controller) {
-        buffer += chunk;
-        const lines = buffer.split("\n");
-        buffer = lines.pop() ?? "";
-        for (const line of lines) if (line.startsWith("data:")) assertStreamResponseShape(`event ${index++} of ${route.method}`, JSON.parse(line.slice(5)));
-        controller.enqueue(chunk);
-      },
-    }),
-  );
-  return new Response(checked.pipeThrough(new TextEncoderStream()), { status: response.status, headers: response.headers });
+  return withEachData(response, response.body, (data) => assertStreamResponseShape(`event ${index++} of ${route.method}`, JSON.parse(data)));
 }
 
 export interface RestStream {

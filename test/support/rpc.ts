@@ -91,20 +91,23 @@ export async function checkedResponse(method: string, response: Response): Promi
     if (reply?.result !== undefined) assertResultShape(method, reply.result);
     return response;
   }
-  let buffer = "";
   let index = 0;
-  const check = (line: string) => {
-    if (!line.startsWith("data:")) return;
-    const result = (JSON.parse(line.slice(5)) as { result?: unknown }).result;
+  return withEachData(response, response.body, (data) => {
+    const result = (JSON.parse(data) as { result?: unknown }).result;
     if (result !== undefined) assertStreamResponseShape(`event ${index++} of ${method}`, result);
-  };
-  const checked = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(
+  });
+}
+
+/** `response` with its SSE body passed through as it is, each `data:` line handed to `check` on the way (a throw fails the read). */
+export function withEachData(response: Response, body: ReadableStream<Uint8Array>, check: (data: string) => void): Response {
+  let buffer = "";
+  const checked = body.pipeThrough(new TextDecoderStream()).pipeThrough(
     new TransformStream<string, string>({
       transform(chunk, controller) {
         buffer += chunk;
         const lines = buffer.split("\n");
         buffer = lines.pop() ?? "";
-        for (const line of lines) check(line.replace(/\r$/, ""));
+        for (const line of lines) if (line.startsWith("data:")) check(line.replace(/\r$/, "").slice(5));
         controller.enqueue(chunk);
       },
     }),
