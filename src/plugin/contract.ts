@@ -21,7 +21,8 @@ import type { Workspace, WorkspaceBacking, WorkspaceHost } from "./workspace.js"
  * how far it got (`ToolContext.progress`), a plugin show its calls'
  * arguments and results in progress trackers (`AgentPlugin.progress`), and
  * erases: a store deletes a context's or a caller's rows (`PluginStore.erase`),
- * a tool knows its task's context (`ToolContext.contextId`); a core before it
+ * a tool knows its task's context (`ToolContext.contextId`) and its turn's
+ * trace (`ToolContext.trace`); a core before it
  * would keep such a store's rows without a word.
  */
 export const PLUGIN_CONTRACT_VERSION = 4;
