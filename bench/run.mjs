@@ -414,7 +414,7 @@ async function runFloor(sides, config, deadline) {
  * A floor worker's host (not started) with a gatekeeper of its own; both are stopped by `cleanups`.
  * `wrangler.jsonc`: the floor; `wrangler.contract.jsonc`: the contract floor.
  */
-async function startFloor(config, cleanups, wranglerConfig) {
+async function startFloor(config, wranglerConfig) {
   const gatekeeper = await startGatekeeper();
   cleanups.push(gatekeeper.close);
   const host = await createHost({
@@ -486,8 +486,8 @@ async function withWorkers(parts, config, body) {
     const floorSides = parts.floor
       ? {
           project: { host, gatekeeper },
-          floor: await startFloor(config, cleanups, "wrangler.jsonc"),
-          contract: await startFloor(config, cleanups, "wrangler.contract.jsonc"),
+          floor: await startFloor(config, "wrangler.jsonc"),
+          contract: await startFloor(config, "wrangler.contract.jsonc"),
         }
       : undefined;
     await Promise.all([host.start(), floorSides?.floor.host.start(), floorSides?.contract.host.start()]);
