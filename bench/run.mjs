@@ -1,26 +1,27 @@
 #!/usr/bin/env node
 // `npm run bench`: measures the zero-trust edge against a real local workerd.
 // See bench/README.md for what each figure means.
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exportJWK, generateKeyPair } from "jose";
 import { CARD_PATH } from "../src/a2a/wire.ts";
 import { getJson } from "./lib/a2a.mjs";
 import { measureConversations } from "./lib/conversations.mjs";
-import { conversationSectionOf, renderConversations, withConversationSection } from "./lib/conversation-report.mjs";
+import { renderConversations } from "./lib/conversation-report.mjs";
 import { startGatekeeper } from "./lib/gatekeeper.mjs";
 import { createHost } from "./lib/host.mjs";
 import { compare, runPool } from "./lib/load.mjs";
 import { floorTurnsNeeded, measureFloor } from "./lib/floor.mjs";
 import { longRunFloorTurnsNeeded, longRunTurnsNeeded, measureLongRun } from "./lib/long-run.mjs";
-import { describeMachine } from "./lib/machine.mjs";
+import { busyWarnings, describeMachine } from "./lib/machine.mjs";
 import { saveProfile, startProfile } from "./lib/profile.mjs";
 import { sleep } from "./lib/net.mjs";
-import { renderFloorText, renderReadme, renderText } from "./lib/report.mjs";
-import { soakSectionOf } from "./lib/soak-report.mjs";
+import { renderFloorText, renderMedians, renderText } from "./lib/report.mjs";
+import { RESULTS_DIR, writeResult } from "./lib/results.mjs";
 import { ratio } from "./lib/stats.mjs";
 import { measureTurns } from "./lib/turns.mjs";
+import { judgeMedians, smokeViolations } from "./lib/verdicts.mjs";
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH_DIR);
@@ -90,16 +91,15 @@ function readConfig(env, { smoke = false } = {}) {
 /**
  * What to run, from the command line: everything by default (the edge, the
  * turns, the floor comparison, ListTasks, then the conversation workloads);
- * `--only conversations`, the conversation workloads alone (they rewrite only
- * their section of the README); `--without conversations`, the rest alone
- * (the conversations take longer than all of it, see the README); `--only
- * floor`, the floor comparison alone (printed and written to
- * bench/results/floor.json, the README left as it is); `--without floor`,
- * everything else; `--smoke`, a small floor comparison that only prints
- * (CI runs it: the ratios are shown, never asserted).
+ * `--only conversations`, the conversation workloads alone; `--without
+ * conversations`, the rest alone (the conversations take longer than all of
+ * it, see the README); `--only floor`, the floor comparison alone, `--runs N`
+ * times back to back with the headline's medians (bench/README.md "Results");
+ * `--without floor`, everything else; `--smoke`, a small floor comparison
+ * judged by wide margins (CI runs it: a violation fails it).
  */
 function readParts(argv) {
-  const parts = { main: true, conversations: true, floor: true, smoke: false };
+  const parts = { main: true, conversations: true, floor: true, smoke: false, runs: 1 };
   const PARTS = ["conversations", "floor"];
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split("=", 2);
@@ -107,8 +107,14 @@ function readParts(argv) {
       Object.assign(parts, { main: false, conversations: false, floor: true, smoke: true });
       continue;
     }
+    if (flag === "--runs") {
+      const value = inline ?? argv[++i];
+      parts.runs = Number(value);
+      if (!Number.isInteger(parts.runs) || parts.runs < 1) throw new Error(`--runs takes a whole number of runs, at least 1, got ${JSON.stringify(value)}`);
+      continue;
+    }
     if (flag !== "--only" && flag !== "--without")
-      throw new Error(`unknown argument ${JSON.stringify(argv[i])}: use --only or --without with ${PARTS.join(" or ")}, or --smoke`);
+      throw new Error(`unknown argument ${JSON.stringify(argv[i])}: use --only or --without with ${PARTS.join(" or ")}, --runs with --only floor, or --smoke`);
     const what = inline ?? argv[++i];
     if (!PARTS.includes(what)) throw new Error(`${flag} takes ${PARTS.map((p) => JSON.stringify(p)).join(" or ")}, got ${JSON.stringify(what)}`);
     if (flag === "--only") {
@@ -116,6 +122,8 @@ function readParts(argv) {
       for (const p of PARTS) parts[p] = p === what;
     } else parts[what] = false;
   }
+  if (parts.runs > 1 && (parts.main || parts.conversations || !parts.floor || parts.smoke))
+    throw new Error("--runs repeats the floor comparison alone: use it with --only floor");
   return parts;
 }
 
@@ -392,8 +400,8 @@ async function runFloor(sides, config, deadline) {
         side,
         start: (host) => startProfile(host.worker.inspectorPort),
         done: async (taken) => {
-          await mkdir(join(BENCH_DIR, "results"), { recursive: true });
-          for (const line of await saveProfile(taken, join(BENCH_DIR, "results", `${side}-turns.cpuprofile`))) say(line);
+          await mkdir(RESULTS_DIR, { recursive: true });
+          for (const line of await saveProfile(taken, join(RESULTS_DIR, `${side}-turns.cpuprofile`))) say(line);
         },
       }
     : undefined;
@@ -406,7 +414,7 @@ async function runFloor(sides, config, deadline) {
  * A floor worker's host (not started) with a gatekeeper of its own; both are stopped by `cleanups`.
  * `wrangler.jsonc`: the floor; `wrangler.contract.jsonc`: the contract floor.
  */
-async function startFloor(config, cleanups, wranglerConfig) {
+async function startFloor(config, wranglerConfig) {
   const gatekeeper = await startGatekeeper();
   cleanups.push(gatekeeper.close);
   const host = await createHost({
@@ -430,50 +438,21 @@ async function freshDir(dir) {
   return dir;
 }
 
-async function writeOutputs(results, conversations) {
-  const resultsDir = join(BENCH_DIR, "results");
-  await mkdir(resultsDir, { recursive: true });
-  const readme = join(BENCH_DIR, "README.md");
-  const current = await readFile(readme, "utf8").catch(() => "");
-  const conversationMarkdown = conversations ? renderConversations(conversations).markdown : undefined;
-  if (conversations) await writeFile(join(resultsDir, "conversations.json"), `${JSON.stringify(conversations, null, 2)}\n`);
-  if (!results) {
-    // The conversations alone: only their section of the README changes.
-    await writeFile(readme, withConversationSection(current, /** @type {string} */ (conversationMarkdown)));
-    return;
-  }
-  await writeFile(join(resultsDir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
-  // The soak's section is `npm run bench:soak`'s to write: kept as it stands; so is the conversations' when they did not run.
-  const soak = soakSectionOf(current);
-  const conversationSection = conversationMarkdown === undefined ? conversationSectionOf(current) : withConversationSection("", conversationMarkdown).trim();
-  await writeFile(readme, renderReadme(results, soak, conversationSection));
+/** What is running now, stopped last first by `cleanup`: at the end of each run, on a signal, or at the deadline. */
+const cleanups = [];
+async function cleanup() {
+  while (cleanups.length)
+    await cleanups
+      .pop()()
+      .catch((error) => say(`cleanup: ${error.message}`));
 }
 
-async function main() {
-  const parts = readParts(process.argv.slice(2));
-  const config = readConfig(process.env, { smoke: parts.smoke });
+/**
+ * Starts the gatekeeper and the Worker, and for the floor comparison both
+ * floor workers; runs `body` with them; stops them all, also when it fails.
+ */
+async function withWorkers(parts, config, body) {
   const conversationTurns = parts.conversations ? 2 * (config.conversation.turns + 2 * config.conversation.baseline) : 0;
-  const startedAt = Date.now();
-  const deadline = startedAt + config.deadlineS * 1000;
-  const cleanups = [];
-  const cleanup = async () => {
-    while (cleanups.length)
-      await cleanups
-        .pop()()
-        .catch((error) => say(`cleanup: ${error.message}`));
-  };
-  // Ctrl-C or a kill must not leave workerd behind; the deadline bounds a hung run the same way.
-  const onSignal = (signal) => {
-    if (interrupted) return;
-    interrupted = true;
-    say(`\n${signal}: stopping the worker`);
-    cleanup().finally(() => process.exit(130));
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  const watchdog = setTimeout(() => onSignal(`deadline of ${config.deadlineS} s`), config.deadlineS * 1000 + 30_000);
-  watchdog.unref();
-
   let host;
   try {
     const gatekeeper = await startGatekeeper();
@@ -485,7 +464,7 @@ async function main() {
       stateDir: config.stateDir,
       turnsPerWorker: config.turnsPerWorker,
       // The conversations' compaction failures are read off wrangler's logs (bench/results/logs/, one per process).
-      logDir: parts.conversations ? await freshDir(join(BENCH_DIR, "results", "logs")) : undefined,
+      logDir: parts.conversations ? await freshDir(join(RESULTS_DIR, "logs")) : undefined,
       expectedTurns:
         (parts.main
           ? 1 + config.turnWarmup + config.turnsSequential + config.turns + config.smallTasks + config.largeTasks + longRunTurnsNeeded(config.long)
@@ -507,25 +486,32 @@ async function main() {
     const floorSides = parts.floor
       ? {
           project: { host, gatekeeper },
-          floor: await startFloor(config, cleanups, "wrangler.jsonc"),
-          contract: await startFloor(config, cleanups, "wrangler.contract.jsonc"),
+          floor: await startFloor(config, "wrangler.jsonc"),
+          contract: await startFloor(config, "wrangler.contract.jsonc"),
         }
       : undefined;
     await Promise.all([host.start(), floorSides?.floor.host.start(), floorSides?.contract.host.start()]);
     say(`Worker on ${host.origin} (state in ${host.stateDir}; a fresh workerd every ${host.turnBudget.toLocaleString("en-US")} turns)`);
     if (floorSides) say(`Floor worker on ${floorSides.floor.host.origin}, contract floor on ${floorSides.contract.host.origin}`);
-
     // Its start made one verified call already: a wrong `aud`, `jku` or GATEKEEPER_ORIGINS would have stopped the run there.
-    const main = parts.main ? await measureMain({ host, gatekeeper, config, deadline, floorSides }) : undefined;
-    if (!parts.main && floorSides) {
-      const floor = await runFloor(floorSides, config, deadline);
-      process.stdout.write(`\n${renderFloorText({ date: new Date().toISOString(), machine: describeMachine(ROOT), floor, smoke: parts.smoke })}\n`);
-      if (!parts.smoke) {
-        await mkdir(join(BENCH_DIR, "results"), { recursive: true });
-        await writeFile(join(BENCH_DIR, "results", "floor.json"), `${JSON.stringify(floor, null, 2)}\n`);
-        say("Wrote bench/results/floor.json (the README is written by a run of everything but the conversations, or of everything)");
-      }
+    return await body({ host, gatekeeper, floorSides });
+  } catch (error) {
+    // The Worker's own account of a failure is in wrangler's output, not in the reply.
+    if (host && !interrupted) {
+      await sleep(1_000); // workerd's log of the failure trails the reply
+      say(`Last lines from wrangler dev:\n${host.logTail()}`);
+      if (host.reloads() > 0) say("wrangler reloaded the Worker during the run (a source file changed): that is the likely cause.");
     }
+    throw error;
+  } finally {
+    await cleanup();
+  }
+}
+
+/** Everything but the floor alone: the edge, the turns, the floor comparison, ListTasks and the conversations, as `parts` says. */
+async function fullRun(parts, config, deadline, startedAt) {
+  const { results, conversations } = await withWorkers(parts, config, async ({ host, gatekeeper, floorSides }) => {
+    const main = parts.main ? await measureMain({ host, gatekeeper, config, deadline, floorSides }) : undefined;
     let conversations;
     if (parts.conversations) {
       const c = config.conversation;
@@ -573,27 +559,67 @@ async function main() {
       },
       durationS: (Date.now() - startedAt) / 1000,
     };
-    if (results) process.stdout.write(`\n${renderText(results)}\n`);
-    if (conversations) process.stdout.write(`\n${renderConversations(conversations).text}\n`);
-    if (results || conversations) {
-      await writeOutputs(results, conversations);
-      say(
-        results
-          ? `Wrote bench/results/latest.json${conversations ? ", bench/results/conversations.json" : ""} and bench/README.md`
-          : "Wrote bench/results/conversations.json and the conversations section of bench/README.md",
-      );
-    }
-  } catch (error) {
-    // The Worker's own account of a failure is in wrangler's output, not in the reply.
-    if (host && !interrupted) {
-      await sleep(1_000); // workerd's log of the failure trails the reply
-      say(`Last lines from wrangler dev:\n${host.logTail()}`);
-      if (host.reloads() > 0) say("wrangler reloaded the Worker during the run (a source file changed): that is the likely cause.");
-    }
-    throw error;
+    return { results, conversations };
+  });
+  if (results) process.stdout.write(`\n${renderText(results)}\n`);
+  if (conversations) process.stdout.write(`\n${renderConversations(conversations)}\n`);
+  // A full run's file holds its conversations too.
+  say(`Wrote ${await writeResult(results ? "run" : "conversations", results ?? conversations)}`);
+}
+
+/**
+ * The floor comparison alone, `parts.runs` times back to back, each on fresh
+ * workers as a run of its own: each run's tables and raw figures, then, for
+ * more than one, each headline figure's values, median and target. A smoke
+ * fails (exit code 1) on a lost turn or a missed margin.
+ */
+async function floorRuns(parts, config, deadline) {
+  const runs = [];
+  const files = [];
+  for (let i = 0; i < parts.runs; i++) {
+    if (parts.runs > 1) say(`Floor run ${i + 1} of ${parts.runs}`);
+    const floor = await withWorkers(parts, config, ({ floorSides }) => runFloor(floorSides, config, deadline));
+    const run = { date: new Date().toISOString(), machine: describeMachine(ROOT), floor };
+    process.stdout.write(`\n${renderFloorText({ ...run, smoke: parts.smoke })}\n`);
+    files.push(await writeResult(parts.smoke ? "smoke" : "floor", run));
+    say(`Wrote ${files.at(-1)}`);
+    runs.push(run);
+  }
+  if (runs.length > 1) {
+    const medians = { date: new Date().toISOString(), machine: describeMachine(ROOT), runs: files, rows: judgeMedians(runs.map((r) => r.floor)) };
+    process.stdout.write(`\n${renderMedians(medians)}\n`);
+    say(`Wrote ${await writeResult("floor-medians", medians)}`);
+  }
+  if (parts.smoke) {
+    const violations = smokeViolations(runs[0].floor);
+    for (const v of violations) process.stdout.write(`SMOKE FAILED: ${v}\n`);
+    if (violations.length > 0) process.exitCode = 1;
+    else process.stdout.write("Smoke passed: every turn pushed once and checked, every margin held.\n");
+  }
+}
+
+async function main() {
+  const parts = readParts(process.argv.slice(2));
+  const config = readConfig(process.env, { smoke: parts.smoke });
+  for (const line of busyWarnings()) say(`WARNING: ${line}; figures taken now move with it.`);
+  const startedAt = Date.now();
+  const deadline = startedAt + config.deadlineS * 1000;
+  // Ctrl-C or a kill must not leave workerd behind; the deadline bounds a hung run the same way.
+  const onSignal = (signal) => {
+    if (interrupted) return;
+    interrupted = true;
+    say(`\n${signal}: stopping the worker`);
+    cleanup().finally(() => process.exit(130));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  const watchdog = setTimeout(() => onSignal(`deadline of ${config.deadlineS} s`), config.deadlineS * 1000 + 30_000);
+  watchdog.unref();
+  try {
+    if (parts.main || parts.conversations) await fullRun(parts, config, deadline, startedAt);
+    else if (parts.floor) await floorRuns(parts, config, deadline);
   } finally {
     clearTimeout(watchdog);
-    await cleanup();
   }
 }
 

@@ -3,21 +3,21 @@
 // at the issue's size: 2,000 turns from 20 callers, 16 open at a time, 10 %
 // of model requests answered 500, 20 % of first push deliveries 503, the
 // Worker's process group SIGKILLed at 40 % of the sends and restarted on the
-// same storage. Prints the figures, writes bench/results/soak.json (every
-// turn's timeline) and wrangler's logs beside it, and rewrites the soak
-// section of bench/README.md. See that section for what each figure means.
+// same storage. Prints the figures, writes bench/results/soak-<time>.json (every
+// turn's timeline) and wrangler's logs in bench/results/soak-logs/. See
+// bench/README.md "Soak and recovery" for what each figure means.
 import { spawnSync } from "node:child_process";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openFileLimit, turnBudget } from "./lib/host.mjs";
 import { killUnderLoad } from "./lib/kill-under-load.mjs";
 import { describeMachine } from "./lib/machine.mjs";
-import { renderSoak, withSoakSection } from "./lib/soak-report.mjs";
+import { RESULTS_DIR, writeResult } from "./lib/results.mjs";
+import { renderSoak } from "./lib/soak-report.mjs";
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH_DIR);
-const RESULTS = join(BENCH_DIR, "results");
 const say = (line) => process.stderr.write(`${line}\n`);
 
 function readConfig(env) {
@@ -66,7 +66,7 @@ function ensureOpenFiles(config) {
 async function main() {
   const config = readConfig(process.env);
   if (ensureOpenFiles(config)) return;
-  const logDir = join(RESULTS, "soak-logs");
+  const logDir = join(RESULTS_DIR, "soak-logs");
   await rm(logDir, { recursive: true, force: true });
   await mkdir(logDir, { recursive: true });
   const scenario = killUnderLoad({ root: ROOT, ...config, logDir, say });
@@ -79,12 +79,8 @@ async function main() {
   say(`Soak: ${config.turns} turns from ${config.callers} callers, ${config.concurrency} open at a time, seed ${scenario.seed}`);
   const run = await scenario.run();
   const results = { date: new Date().toISOString(), machine: describeMachine(ROOT), openFiles: openFileLimit(), ...run, logs: await logFindings(run.logFiles) };
-  const { text, markdown } = renderSoak(results);
-  process.stdout.write(`\n${text}\n`);
-  await writeFile(join(RESULTS, "soak.json"), `${JSON.stringify(results, null, 2)}\n`);
-  const readmePath = join(BENCH_DIR, "README.md");
-  await writeFile(readmePath, withSoakSection(await readFile(readmePath, "utf8"), markdown));
-  say(`Wrote bench/results/soak.json, wrangler's logs in bench/results/soak-logs/, and the soak section of bench/README.md`);
+  process.stdout.write(`\n${renderSoak(results)}\n`);
+  say(`Wrote ${await writeResult("soak", results)}, and wrangler's logs in bench/results/soak-logs/`);
 }
 
 /**

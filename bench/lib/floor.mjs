@@ -10,8 +10,8 @@ import { CPU_ROLES, addCpu, between, sample } from "./process-cpu.mjs";
 import { percentile, ratio } from "./stats.mjs";
 import { measureTurns } from "./turns.mjs";
 
-/** The issue's targets, project ÷ floor (and the project's GetTask ÷ card). */
-export const FLOOR_TARGETS = { turnsPerS: 0.8, sendToPushP50: 1.3, getTaskOverCard: 0.8 };
+/** Issue 19's targets the long run reports against: the large caller's at-rest p50 ÷ the floor's, its GetTask ÷ card. */
+export const FLOOR_TARGETS = { sendToPushP50: 1.3, getTaskOverCard: 0.8 };
 
 /** Turns each side needs in one workerd for a floor measurement of `config`. */
 export const floorTurnsNeeded = (config) => 1 + 2 * config.callers + config.turns + config.sequential;

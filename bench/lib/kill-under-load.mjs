@@ -579,7 +579,7 @@ function summarize({ turns, counts, timeline, held, callerCount, callbackTokens,
       reloads,
     },
     logFiles,
-    // Per turn, for a closer look (bench/results/soak.json).
+    // Per turn, for a closer look (bench/results/soak-<time>.json).
     samples: turns.map((t) => ({
       tag: t.tag,
       cut: t.cut,

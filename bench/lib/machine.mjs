@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { availableParallelism, cpus, release, totalmem, type } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
+import { availableParallelism, cpus, loadavg, release, totalmem, type } from "node:os";
 import { join } from "node:path";
 
 /** Enough about the machine and the software to tell two runs' figures apart. */
@@ -44,4 +44,41 @@ function gitCommit(root) {
   } catch {
     return null; // no commit yet, or not a checkout
   }
+}
+
+/** One-minute load average per CPU above which the machine is not idle enough to compare runs. */
+const BUSY_LOAD_PER_CPU = 0.5;
+
+/**
+ * Why the machine is not idle, before a run starts (empty when it is): a load
+ * average over the threshold, or workerd processes already running (another
+ * bench, a test run); ratios taken meanwhile move with it.
+ */
+export function busyWarnings() {
+  const out = [];
+  const cpus = nproc();
+  const [load] = loadavg();
+  if (load > BUSY_LOAD_PER_CPU * cpus) out.push(`the machine is not idle: load average ${load.toFixed(2)} over ${cpus} CPUs`);
+  const workerds = workerdProcesses();
+  if (workerds > 0) out.push(`${workerds} workerd process(es) already running: another bench or test run shares the CPUs`);
+  return out;
+}
+
+/** workerd processes on the machine (Linux: /proc; elsewhere none are seen). */
+function workerdProcesses() {
+  let count = 0;
+  let pids = [];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return 0;
+  }
+  for (const pid of pids) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "workerd") count++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return count;
 }
