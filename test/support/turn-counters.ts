@@ -30,7 +30,7 @@ export interface TurnCounts {
   eventLines: number;
   /** The UTF-8 bytes of every console line: what log ingestion is billed on, before the platform's own attributes. */
   logBytes: number;
-  /** Calls of the objects' storage API other than SQL (`setAlarm` is billed as a row written, KV calls as rows), by method. */
+  /** Calls of the objects' storage API other than SQL (`setAlarm` is billed as a row written, KV calls as rows), by method (`kv.` for `storage.kv`). */
   storageCalls: Record<string, number>;
   /** Outbound fetches (model, push, JWKS), from the spec's intercepted network. */
   subrequests: number;
@@ -53,19 +53,38 @@ function patch(proto: object, name: string, wrap: (original: AnyFn) => AnyFn): (
   return () => (own ? Object.defineProperty(proto, name, own) : delete (proto as Record<string, unknown>)[name]);
 }
 
-/** The storage API's methods that reach its SQLite besides `sql.exec` (docs/cost.md). */
+/** The storage API's methods that reach its SQLite besides `sql.exec` (docs/cost.md), and those of its synchronous KV (`storage.kv`). */
 const STORAGE_METHODS = ["get", "put", "delete", "list", "deleteAll", "getAlarm", "setAlarm", "deleteAlarm", "transaction", "transactionSync"];
+const KV_METHODS = ["get", "put", "delete", "list"];
+
+/** Counts each call of `proto`'s `names` into `calls` (by `prefix` + name) until the returned functions put them back. */
+function countCalls(proto: object, names: string[], prefix: string, calls: Record<string, number>): Array<() => void> {
+  return names
+    .filter((name) => typeof (proto as Record<string, unknown>)[name] === "function")
+    .map((name) =>
+      patch(
+        proto,
+        name,
+        (method) =>
+          function (this: unknown, ...args) {
+            calls[prefix + name] = (calls[prefix + name] ?? 0) + 1;
+            return method.apply(this, args);
+          },
+      ),
+    );
+}
 
 const STEP_KINDS = new Set(["do", "sleep", "sleepUntil", "waitForEvent"]);
 
 /** The runtime's classes, reached once through a throwaway object (made before any counting starts, so none of its work is counted). */
-let runtimeClasses: Promise<{ sqlProto: object; storageProto: object; agentProto: object }> | undefined;
+let runtimeClasses: Promise<{ sqlProto: object; storageProto: object; kvProto: object; agentProto: object }> | undefined;
 
 function classesOfTheRuntime() {
   const probe = env.ASSISTANT.get(env.ASSISTANT.idFromName(`count-probe-${crypto.randomUUID()}`));
   return runInDurableObject(probe, (instance, state) => ({
     sqlProto: Object.getPrototypeOf(state.storage.sql) as object,
     storageProto: Object.getPrototypeOf(state.storage) as object,
+    kvProto: Object.getPrototypeOf(state.storage.kv) as object,
     agentProto: Object.getPrototypeOf(instance) as object,
   }));
 }
@@ -77,7 +96,7 @@ function classesOfTheRuntime() {
  * counted: a spec measuring one caller's turn must address no other object meanwhile.
  */
 export async function countTurns(requests: SentRequest[]): Promise<TurnCounter> {
-  const { sqlProto, storageProto, agentProto } = await (runtimeClasses ??= classesOfTheRuntime());
+  const { sqlProto, storageProto, kvProto, agentProto } = await (runtimeClasses ??= classesOfTheRuntime());
   const namespaceProto = Object.getPrototypeOf(env.ASSISTANT) as object;
 
   const cursors: Array<{ sql: string; cursor: { rowsRead: number; rowsWritten: number } }> = [];
@@ -121,17 +140,8 @@ export async function countTurns(requests: SentRequest[]): Promise<TurnCounter> 
           return cursor;
         },
     ),
-    ...STORAGE_METHODS.filter((name) => typeof (storageProto as Record<string, unknown>)[name] === "function").map((name) =>
-      patch(
-        storageProto,
-        name,
-        (method) =>
-          function (this: unknown, ...args) {
-            storageCalls[name] = (storageCalls[name] ?? 0) + 1;
-            return method.apply(this, args);
-          },
-      ),
-    ),
+    ...countCalls(storageProto, STORAGE_METHODS, "", storageCalls),
+    ...countCalls(kvProto, KV_METHODS, "kv.", storageCalls),
     patch(
       namespaceProto,
       "get",
