@@ -23,7 +23,7 @@ const TURN_BUDGET = {
   statements: 33,
   // Rows those statements wrote (their cursors' `rowsWritten`, index entries included): SQLite storage's dearest unit.
   rowsWritten: 62,
-  // Rows they read (`rowsRead`); varies between 77 and 81 from run to run, with the order of the reply and the run.
+  // Rows they read (`rowsRead`): 77 to 81, as the turn's random task id sorts before or after the first turn's (four index seeks read one row more or less).
   rowsRead: 81,
   // Requests into the caller's object: one per stub call (edge → object `beginTask`, Workflow → object `runTurn`, `turnDelivered`) and per alarm.
   objectRequests: 3,
