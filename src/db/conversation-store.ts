@@ -1,6 +1,5 @@
 import { and, asc, desc, eq, gt, inArray, lt, lte, max, min, notExists, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
-import { eqParam } from "./eq-param.js";
 import { idSlices } from "./id-slices.js";
 import { onFirstUse } from "./on-first-use.js";
 import { conversationEntries, conversationState, tasks } from "./schema.js";
@@ -80,7 +79,7 @@ export class ConversationStore {
     this.db
       .select()
       .from(conversationEntries)
-      .where(and(eqParam(conversationEntries.taskId, taskId), eqParam(conversationEntries.committed, 0)))
+      .where(and(eq(conversationEntries.taskId, taskId), eq(conversationEntries.committed, 0)))
       .orderBy(asc(conversationEntries.id))
       .prepare(),
   );

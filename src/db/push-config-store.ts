@@ -1,6 +1,5 @@
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
-import { eqParam } from "./eq-param.js";
 import { onFirstUse } from "./on-first-use.js";
 import { pushConfigs } from "./schema.js";
 
@@ -20,7 +19,7 @@ export class PushConfigStore {
 
   /** Read by every turn's push: built once, on first use (drizzle's query building costs more than the read). */
   readonly #ofTask = onFirstUse(() =>
-    this.db.select().from(pushConfigs).where(eqParam(pushConfigs.taskId, taskId)).orderBy(asc(pushConfigs.createdAt), asc(pushConfigs.id)).prepare(),
+    this.db.select().from(pushConfigs).where(eq(pushConfigs.taskId, taskId)).orderBy(asc(pushConfigs.createdAt), asc(pushConfigs.id)).prepare(),
   );
   readonly #get = onFirstUse(() =>
     this.db

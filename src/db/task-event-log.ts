@@ -1,6 +1,5 @@
 import { and, asc, count, desc, eq, gt, max, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
-import { eqParam } from "./eq-param.js";
 import { onFirstUse } from "./on-first-use.js";
 import { taskEvents } from "./schema.js";
 
@@ -29,7 +28,7 @@ export class TaskEventLog {
     this.db
       .select({ seq: max(taskEvents.seq) })
       .from(taskEvents)
-      .where(eqParam(taskEvents.taskId, taskId))
+      .where(eq(taskEvents.taskId, taskId))
       .prepare(),
   );
   // One statement: the next `seq` is read inside the insert's values (a scalar
@@ -41,7 +40,7 @@ export class TaskEventLog {
       .insert(taskEvents)
       .values({
         taskId,
-        seq: sql`(select coalesce(max(${taskEvents.seq}), 0) + 1 from ${taskEvents} where ${eqParam(taskEvents.taskId, taskId)})`,
+        seq: sql`(select coalesce(max(${taskEvents.seq}), 0) + 1 from ${taskEvents} where ${eq(taskEvents.taskId, taskId)})`,
         kind: sql.placeholder("kind"),
         eventJson: sql.placeholder("eventJson"),
         createdAt: sql.placeholder("createdAt"),
@@ -53,7 +52,7 @@ export class TaskEventLog {
     this.db
       .select()
       .from(taskEvents)
-      .where(and(eqParam(taskEvents.taskId, taskId), gt(taskEvents.seq, sql.placeholder("seq"))))
+      .where(and(eq(taskEvents.taskId, taskId), gt(taskEvents.seq, sql.placeholder("seq"))))
       .orderBy(asc(taskEvents.seq))
       .prepare(),
   );
@@ -61,7 +60,7 @@ export class TaskEventLog {
     this.db
       .select()
       .from(taskEvents)
-      .where(and(eqParam(taskEvents.taskId, taskId), eqParam(taskEvents.kind, sql.placeholder("kind"))))
+      .where(and(eq(taskEvents.taskId, taskId), eq(taskEvents.kind, sql.placeholder("kind"))))
       .orderBy(asc(taskEvents.seq))
       .prepare(),
   );
@@ -69,14 +68,14 @@ export class TaskEventLog {
     this.db
       .select()
       .from(taskEvents)
-      .where(and(eqParam(taskEvents.taskId, taskId), eq(taskEvents.seq, sql.placeholder("seq"))))
+      .where(and(eq(taskEvents.taskId, taskId), eq(taskEvents.seq, sql.placeholder("seq"))))
       .prepare(),
   );
   readonly #latest = onFirstUse(() =>
     this.db
       .select()
       .from(taskEvents)
-      .where(and(eqParam(taskEvents.taskId, taskId), eqParam(taskEvents.kind, sql.placeholder("kind"))))
+      .where(and(eq(taskEvents.taskId, taskId), eq(taskEvents.kind, sql.placeholder("kind"))))
       .orderBy(desc(taskEvents.seq))
       .limit(1)
       .prepare(),

@@ -1,6 +1,5 @@
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
-import { eqParam } from "./eq-param.js";
 import { onFirstUse } from "./on-first-use.js";
 import { redeliveries, tasks, turns } from "./schema.js";
 import type { TaskRow } from "./task-store.js";
@@ -86,7 +85,7 @@ export class TurnLedger {
       .prepare(),
   );
   readonly #withTask = onFirstUse(() =>
-    this.db.select({ task: tasks, turn: turns }).from(tasks).leftJoin(turns, eq(turns.taskId, tasks.id)).where(eqParam(tasks.id, taskId)).prepare(),
+    this.db.select({ task: tasks, turn: turns }).from(tasks).leftJoin(turns, eq(turns.taskId, tasks.id)).where(eq(tasks.id, taskId)).prepare(),
   );
   readonly #all = onFirstUse(() => this.db.select().from(turns).orderBy(asc(turns.progressAt)).prepare());
   readonly #size = onFirstUse(() => this.db.select({ n: count() }).from(turns).prepare());
