@@ -88,6 +88,16 @@ export class Turns {
         return joined;
       }
     }
+    // The turn's wide log line, if it ends in this call, goes to the Workflow with its push (docs/telemetry.md "Which lines").
+    this.parts.events.handOver(taskId);
+    try {
+      return await this.#runHere(taskId, round, instanceId, held);
+    } finally {
+      this.parts.events.release(taskId);
+    }
+  }
+
+  async #runHere(taskId: string, round: number, instanceId: string, held?: string[]): Promise<Verdict<TurnStep>> {
     // The turn's start and its round are one round trip (fewer, fuller steps).
     const started = this.#start(taskId);
     if (!started) return refused(taskNotFound(taskId));
@@ -103,11 +113,11 @@ export class Turns {
       (verdict): Verdict<TurnStep> | Promise<Verdict<TurnStep>> => {
         if (!verdict.ok) return verdict;
         const end = verdict.value;
-        if (end.kind === "ended") return this.#concluded(taskId, instanceId, { task: taskOf(end.row) });
+        if (end.kind === "ended") return this.#concluded(taskId, instanceId, { row: end.row });
         if (end.kind !== "answered") return accepted(end);
         const written = this.#finish(end.row, end.outcome, turn?.instanceId, end.usage);
         if (written.kind === "missing") return refused(taskNotFound(taskId));
-        return this.#concluded(taskId, instanceId, written.kind === "written" ? written : { task: taskOf(written.row) });
+        return this.#concluded(taskId, instanceId, written.kind === "written" ? written : { row: written.row });
       },
     );
     this.#running.set(taskId, { round, instanceId, done, abort });
@@ -255,17 +265,17 @@ export class Turns {
    * terminal write just stored (and that write's `seq`) or, not given, as
    * stored; with no config waiting, instance `instanceId`'s turn closes here too.
    */
-  async #concluded(taskId: string, instanceId: string, ended?: { task: TaskJson; seq?: number }): Promise<Verdict<TurnStep>> {
-    let task = ended?.task;
-    if (!task) {
-      const row = this.parts.db.tasks.get(taskId);
-      if (!row) return refused(taskNotFound(taskId));
-      task = taskOf(row);
-    }
+  async #concluded(taskId: string, instanceId: string, ended?: { task?: TaskJson; row?: TaskRow; seq?: number }): Promise<Verdict<TurnStep>> {
+    const row = ended?.row ?? (ended?.task ? undefined : this.parts.db.tasks.get(taskId));
+    const task = ended?.task ?? (row && taskOf(row));
+    if (!task) return refused(taskNotFound(taskId));
     const push = pushPlanOf(this.parts.db, task, ended?.seq);
     const closed = push.configs.length === 0;
     if (closed) await this.deliveries.delivered(taskId, instanceId);
-    return accepted({ kind: "finished", state: task.status.state, push, closed });
+    const usage = (task.metadata?.[USAGE_KEY] as Usage | undefined) ?? { inputTokens: 0, outputTokens: 0, modelCalls: 0 };
+    const known = { state: task.status.state, durationMs: row ? Date.now() - row.createdAt : 0, ...usage };
+    const wide = await this.parts.events.wideLine(taskId, known, { contextId: task.contextId, turnId: instanceId });
+    return accepted({ kind: "finished", state: task.status.state, push, closed, ...(wide ? { wide } : {}) });
   }
 
   /**
