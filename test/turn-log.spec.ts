@@ -1,5 +1,7 @@
 import { env } from "cloudflare:workers";
 import { resolveConfig } from "@dynamicagents/core/agent";
+import type { TurnObject } from "@dynamicagents/core/boundary";
+import { callerObjectName } from "@dynamicagents/core/worker";
 import { analyticsSink, TurnLog, Telemetry, type AgentEvent, type TurnLogLine } from "@dynamicagents/core/telemetry";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { analyticsPoints, observed } from "./support/agents.js";
@@ -106,6 +108,28 @@ describe("a single-inference turn with one push config", () => {
     expect(wide.data.summary.models).toMatchObject({ calls: 1, steps: 2 });
     // The plugin's own event keeps its line: a plugin chose to say it.
     expect(linesOf(task.id).map((e) => e.event)).toEqual(["task.accepted", "plugin.observing.secret_read", "turn.finished"]);
+  });
+});
+
+describe("a run step run again after a crash", () => {
+  it("gets the wide line again, rebuilt from the stored task with the same id, and the object writes nothing itself", async () => {
+    const caller = newCaller();
+    const task = await send(caller, "once");
+    const wide = await wideLine(task.id);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = linesOf(task.id).map((e) => e.eventId);
+    const stub = env.MARKER_TWO_LINES!.get(
+      env.MARKER_TWO_LINES!.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "two-lines", key: caller.identity.key })),
+    );
+    const agent: TurnObject = stub;
+    const again = await agent.runTurn(task.id, "https://agents.test", 1, wide.turnId!);
+    expect(again.ok && again.value.kind === "finished").toBe(true);
+    const rebuilt = (again.ok && again.value.kind === "finished" ? again.value.wide : undefined) as TurnLogLine | undefined;
+    // What the step would write: the same occurrence (one id), the durable figures, the rest marked unknown here.
+    expect(rebuilt).toMatchObject({ event: "turn.finished", eventId: wide.eventId, taskId: task.id, traceId: wide.traceId });
+    expect(rebuilt!.data).toMatchObject({ state: "TASK_STATE_COMPLETED", modelCalls: 1, inputTokens: 1, outputTokens: 1, summary: { partial: true } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(linesOf(task.id).map((e) => e.eventId)).toEqual(before);
   });
 });
 

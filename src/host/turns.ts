@@ -1,4 +1,5 @@
 import { taskNotFound } from "../a2a/errors.js";
+import { TRACE_KEY } from "../a2a/trace-context.js";
 import { USAGE_KEY } from "../a2a/wire.js";
 import { accepted, refused, type Finished, type TaskJson, type TurnOutcome, type TurnStart, type TurnStep, type Verdict } from "../boundary/index.js";
 import { turnTraceOf } from "../boundary/turn-object.js";
@@ -89,12 +90,7 @@ export class Turns {
       }
     }
     // The turn's wide log line, if it ends in this call, goes to the Workflow with its push (docs/telemetry.md "Which lines").
-    this.parts.events.handOver(taskId);
-    try {
-      return await this.#runHere(taskId, round, instanceId, held);
-    } finally {
-      this.parts.events.release(taskId);
-    }
+    return this.parts.events.handingOver(taskId, () => this.#runHere(taskId, round, instanceId, held));
   }
 
   async #runHere(taskId: string, round: number, instanceId: string, held?: string[]): Promise<Verdict<TurnStep>> {
@@ -272,9 +268,10 @@ export class Turns {
     const push = pushPlanOf(this.parts.db, task, ended?.seq);
     const closed = push.configs.length === 0;
     if (closed) await this.deliveries.delivered(taskId, instanceId);
-    const usage = (task.metadata?.[USAGE_KEY] as Usage | undefined) ?? { inputTokens: 0, outputTokens: 0, modelCalls: 0 };
-    const known = { state: task.status.state, durationMs: row ? Date.now() - row.createdAt : 0, ...usage };
-    const wide = await this.parts.events.wideLine(taskId, known, { contextId: task.contextId, turnId: instanceId });
+    // Its wide log line, kept or rebuilt from the task as stored (the turn's record may be gone: its trace is the task's).
+    const known = { state: task.status.state, durationMs: row ? Date.now() - row.createdAt : 0, inputTokens: 0, outputTokens: 0, modelCalls: 0 };
+    const about = { contextId: task.contextId, turnId: instanceId, traceId: task.metadata?.[TRACE_KEY] as string | undefined };
+    const wide = await this.parts.events.wideLine(taskId, { ...known, ...(task.metadata?.[USAGE_KEY] as Usage | undefined) }, about);
     return accepted({ kind: "finished", state: task.status.state, push, closed, ...(wide ? { wide } : {}) });
   }
 

@@ -47,16 +47,17 @@ export class ObjectEvents {
   }
 
   /**
-   * While a turn's step runs here, its `turn.finished` line is kept for
-   * {@link wideLine} (the Workflow adds the step's first push attempts and
-   * writes it) instead of written; {@link release} writes one nobody took.
+   * Runs `step`, a turn's step here: a `turn.finished` line it emits is kept
+   * for {@link wideLine} (the Workflow adds the step's first push attempts
+   * and writes it) instead of written; one nobody took is written after.
    */
-  handOver(taskId: string): void {
+  async handingOver<T>(taskId: string, step: () => Promise<T>): Promise<T> {
     this.log.handOver(taskId);
-  }
-
-  release(taskId: string): void {
-    this.log.release(taskId);
+    try {
+      return await step();
+    } finally {
+      this.log.release(taskId);
+    }
   }
 
   /**
