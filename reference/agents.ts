@@ -53,6 +53,9 @@ const mcpConfig = (env: Env): AgentConfigInput["mcp"] => ({
   allowlist: jsonArray(env.MCP_ALLOWLIST, "MCP_ALLOWLIST") as string[],
 });
 
+/** The log's lines: two a turn, or one per event with EVENT_LINES=1 (the dev console's timelines read every event). */
+const telemetryConfig = (env: Env): AgentConfigInput["telemetry"] => ({ eventLines: env.EVENT_LINES === "1" });
+
 /** The `assistant` tenant: one continuous conversation per caller, answered in a tool loop. */
 export class AssistantAgent extends DynamicAgent<Env> {
   protected override agentConfig(): AgentConfigInput {
@@ -63,6 +66,7 @@ export class AssistantAgent extends DynamicAgent<Env> {
       parts: { fetchAllowlist: fetchAllowlist(this.env.FETCH_ALLOWLIST) },
       mcp: mcpConfig(this.env),
       retention: RETENTION,
+      telemetry: telemetryConfig(this.env),
     };
   }
 
@@ -90,6 +94,7 @@ const researcherConfig = (env: Env): AgentConfigInput => ({
   retention: RETENTION,
   rounds: { maxRounds: 3, maxParallel: 4 },
   parts: { fetchAllowlist: fetchAllowlist(env.FETCH_ALLOWLIST) },
+  telemetry: telemetryConfig(env),
 });
 const researcherPlugins = (env: Env): AgentPlugin[] => [researchPlugin({ allowlist: fetchAllowlist(env.FETCH_ALLOWLIST) }), durableWorkspacePlugin()];
 

@@ -25,4 +25,6 @@ export interface Env extends EdgeEnv {
   MCP_ALLOWLIST?: string;
   /** `1` makes the tenant `conformance` known (docs/conformance.md); anything else leaves it unknown. */
   CONFORMANCE?: string;
+  /** `1`: the agents log one line per event instead of two a turn (docs/telemetry.md "Which lines"); `npm start` sets it for the dev console. */
+  EVENT_LINES?: string;
 }

@@ -15,6 +15,8 @@ declare global {
       MARKER_BROKEN?: AgentNamespace;
       MARKER_OBSERVED?: AgentNamespace;
       MARKER_MCP?: AgentNamespace;
+      /** The observed agent with the log's default: two lines a turn. */
+      MARKER_TWO_LINES?: AgentNamespace;
       MCP_TOKEN?: string;
       /** The observed agent's plugin secret: a canary no event or log line may carry. */
       OBSERVED_SECRET?: string;

@@ -5,7 +5,9 @@
 // idempotency by messageId, one conversation per contextId (read for the
 // model, appended to), a persisted event log with `seq`, a turn record the
 // delivery clears (what recovery reads), the model through the `ai` SDK, and
-// one JSON log line per event (six a turn). Raw SQL, no plugins, no quotas.
+// the log's two JSON lines a turn (docs/telemetry.md "Which lines":
+// `task.accepted`, and a wide `turn.finished` written after the first push
+// with the turn's figures, folded in memory). Raw SQL, no plugins, no quotas.
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, type LanguageModel, type ModelMessage } from "ai";
 import { FloorCaller, type FloorBegin, type TaskJson } from "./worker.ts";
@@ -20,7 +22,43 @@ function line(event: string, task: TaskJson, data: Record<string, unknown>): voi
   console.log(JSON.stringify({ type: "dynamicagents.event", v: 1, event, eventId, at: new Date().toISOString(), ...scope, data }));
 }
 
+/** What a turn's wide line says of its model call and round, kept in memory from the call to the push. */
+interface Figures {
+  inputTokens: number;
+  outputTokens: number;
+  modelMs: number;
+  state?: string;
+  durationMs?: number;
+}
+
+/** The wide line's `summary`, in the project's shape (src/telemetry/turn-log.ts), for a turn of one round, one model call and one push. */
+function summaryOf(f: Figures | undefined, status: number, outcome: string) {
+  const tokens = { inputTokens: f?.inputTokens ?? 0, outputTokens: f?.outputTokens ?? 0 };
+  return {
+    ...(f ? {} : { partial: true }),
+    rounds: { count: f ? 1 : 0, outcomes: f ? { answer: 1 } : {}, durationMs: 0 },
+    models: {
+      calls: f ? 1 : 0,
+      models: f ? { primary: 1 } : {},
+      outcomes: f ? { ok: 1 } : {},
+      fallbacks: 0,
+      retries: 0,
+      steps: f ? 1 : 0,
+      ...tokens,
+      durationMs: f?.modelMs ?? 0,
+    },
+    tools: { calls: 0, tools: {}, outcomes: {}, redacted: 0, durationMs: 0 },
+    subtasks: { started: 0, finished: 0, types: {}, outcomes: {} },
+    hitl: { asked: 0, answered: 0, expired: 0 },
+    compactions: 0,
+    pushes: { attempts: 1, outcomes: { [outcome]: 1 }, statuses: { [status]: 1 }, durationMs: 0 },
+  };
+}
+
 export class ContractCaller extends FloorCaller {
+  /** The turns' figures between their model call and their push (an isolate evicted between them writes the line partial). */
+  readonly #turns = new Map<string, Figures>();
+
   constructor(ctx: DurableObjectState, env: ConstructorParameters<typeof FloorCaller>[1]) {
     super(ctx, env);
     const sql = ctx.storage.sql;
@@ -63,11 +101,9 @@ export class ContractCaller extends FloorCaller {
       .exec<{ role: string; text: string }>("SELECT role, text FROM entries WHERE context_id = +? ORDER BY id", task.contextId)
       .toArray()
       .map((e): ModelMessage => (e.role === "user" ? { role: "user", content: e.text } : { role: "assistant", content: e.text }));
-    line("turn.started", task, { instanceId: task.id });
     const started = Date.now();
     const { text, usage } = await generateText({ model, messages, maxRetries: 0 });
-    const tokens = { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 };
-    line("model.call", task, { round: 1, model: "primary", fallback: false, retries: 0, outcome: "ok", steps: 1, ...tokens, durationMs: Date.now() - started });
+    this.#turns.set(task.id, { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0, modelMs: Date.now() - started });
     return text;
   }
 
@@ -77,13 +113,17 @@ export class ContractCaller extends FloorCaller {
     sql.exec("INSERT INTO entries (context_id, role, text) VALUES (?, 'assistant', ?)", task.contextId, answer);
     sql.exec("INSERT INTO events (task_id, seq, event) VALUES (?, 2, ?)", task.id, JSON.stringify({ task }));
     sql.exec("UPDATE turns SET state = 'finished' WHERE task_id = ?", task.id);
-    line("round.finished", task, { round: 1, outcome: "answer", durationMs: 0 });
-    line("turn.finished", task, { state: task.status.state, durationMs: 0, modelCalls: 1 });
+    const figures = this.#turns.get(task.id);
+    if (figures) figures.state = task.status.state;
   }
 
-  /** The push made: the turn record goes, as the project's close does. */
+  /** The push made: the turn record goes, as the project's close does, and the turn's wide line is written. */
   protected override delivered(task: TaskJson, status: number, outcome: string): void {
     this.ctx.storage.sql.exec("DELETE FROM turns WHERE task_id = ?", task.id);
-    line("push.attempt", task, { configId: "push", seq: 2, attempt: 1, status, outcome, durationMs: 0 });
+    const figures = this.#turns.get(task.id);
+    this.#turns.delete(task.id);
+    const tokens = { inputTokens: figures?.inputTokens ?? 0, outputTokens: figures?.outputTokens ?? 0 };
+    const summary = summaryOf(figures, status, outcome);
+    line("turn.finished", task, { state: figures?.state ?? task.status.state, durationMs: 0, ...tokens, modelCalls: 1, summary });
   }
 }

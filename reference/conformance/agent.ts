@@ -94,6 +94,8 @@ export class ConformanceAgent extends DynamicAgent<Env> {
       // A question the suite never answers ends within the hour rather than holding its turn a day.
       hitl: { expiresAfterMinutes: 60 },
       retention: { finishedTaskDays: 1, messageIdDays: 1 },
+      // As the reference tenants: one log line per event with EVENT_LINES=1.
+      telemetry: { eventLines: this.env.EVENT_LINES === "1" },
     };
   }
 

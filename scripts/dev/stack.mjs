@@ -141,7 +141,8 @@ export function createStack(options) {
     const origins = listed.includes(gatekeeper.origin) ? listed : [...listed, gatekeeper.origin];
     if (!listed.includes(gatekeeper.origin))
       progress(`note        ${gatekeeper.origin} is not in GATEKEEPER_ORIGINS of ${rel(devVars.file)}: added for this run`);
-    const vars = { GATEKEEPER_ORIGINS: JSON.stringify(origins) };
+    // The dev console builds each task's timeline from every event: the reference agents then log one line per event.
+    const vars = { GATEKEEPER_ORIGINS: JSON.stringify(origins), EVENT_LINES: "1" };
     /** @type {Record<string, string>} */
     let secrets = {};
 

@@ -164,6 +164,12 @@ const configSchema = z.strictObject({
     .strictObject({
       /** Whether events carry message text (`task.accepted`, `turn.finished`): off, so logs hold none by default. */
       messageText: z.boolean().default(false),
+      /**
+       * One log line per event. Off: a turn writes two, `task.accepted` and a
+       * wide `turn.finished` with its figures, besides refusals and failures
+       * (docs/telemetry.md "Which lines"); plugins and Analytics Engine get every event either way.
+       */
+      eventLines: z.boolean().default(false),
     })
     .prefault({}),
   retention: z

@@ -24,6 +24,8 @@ export interface TurnParams {
    * before traces were kept.
    */
   trace?: TraceContext;
+  /** The agent's log takes one line per event (`telemetry.eventLines`): so does the turn's Workflow. */
+  eventLines?: true;
 }
 
 /** The trace a turn's record names (its params as stored), if any. */
@@ -58,7 +60,14 @@ export type TurnStep =
    * task terminal already, canceled meanwhile) in the same call. `closed`: no
    * config was waiting, so the turn is delivered already.
    */
-  | { kind: "finished"; state: string; push: PushPlan; closed: boolean }
+  | {
+      kind: "finished";
+      state: string;
+      push: PushPlan;
+      closed: boolean;
+      /** The turn's wide log line (docs/telemetry.md "Which lines"), for the Workflow to complete with its first push attempts and write; absent with one line per event. */
+      wide?: { readonly event: "turn.finished" };
+    }
   /** Another round follows; `announce`: the object recorded the round's progress as the task's status, to push. */
   | { kind: "continue"; announce: boolean }
   /**

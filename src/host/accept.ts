@@ -33,6 +33,8 @@ interface SendToAccept {
   erasedAs: string;
   /** The caller's hash, for the turn's events. */
   caller: string | undefined;
+  /** The agent's log takes one line per event: the turn's Workflow is told. */
+  eventLines: boolean;
 }
 
 /** The agent's part in the decision: its direct replies and its limits. */
@@ -115,6 +117,7 @@ function decideAccept(
     origin: input.origin,
     ...(send.caller ? { caller: send.caller } : {}),
     trace,
+    ...(send.eventLines ? { eventLines: true as const } : {}),
   };
   db.turns.open(task.id, send.instanceId, params, rules.reportWithinMs);
   const turn = { instanceId: send.instanceId, params };
@@ -261,7 +264,7 @@ export class Begin {
       const { maxInFlightTurns, maxPendingQuestions, maxPendingDeliveries, tokensPerCallerPerDay } = agent.limits();
       const decision = decideAccept(
         db,
-        { input, agentId, instanceId, fingerprint, erasedAs, caller },
+        { input, agentId, instanceId, fingerprint, erasedAs, caller, eventLines: events.log.eachEvent() },
         {
           directReply: (message) => agent.directReply(message),
           tokensPerCallerPerDay,

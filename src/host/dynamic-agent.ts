@@ -171,6 +171,10 @@ export abstract class DynamicAgent<Env extends Cloudflare.Env & AgentEnv = Cloud
   protected override eventsCarryText(): boolean {
     return this.config.telemetry.messageText;
   }
+  /** Before the config is read (a start that failed): the default, two lines a turn. */
+  protected override eventLines(): boolean {
+    return this.#config?.telemetry.eventLines ?? false;
+  }
 
   protected override lifecycleWords(): LifecycleWords {
     const { abandoned, unfinished, canceled } = this.policy.messages;

@@ -9,7 +9,7 @@ import { TurnReports } from "../db/turn-reports.js";
 import { ErasureRuns, type AgentErasure } from "../db/erasure-run.js";
 import { ConfigError } from "../errors/index.js";
 import type { RoundStep, TurnContext } from "../round/deps.js";
-import { analyticsSink, jsonLogSink, Telemetry, type EventSink, type EventSubscriber } from "../telemetry/index.js";
+import { analyticsSink, Telemetry, type EventSink, type EventSubscriber } from "../telemetry/index.js";
 import { ObjectEvents } from "../telemetry/object-events.js";
 import { Begin } from "./accept.js";
 import { Deliveries } from "./deliveries.js";
@@ -66,10 +66,12 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     super(ctx, env);
     this.agentDb = new AgentDB(ctx.storage, TERMINAL_STATE_NAMES);
     this.agentDb.onEventAppended((row) => this.#hub.deliver(row));
-    this.#agentEvents = new ObjectEvents(ctx.storage.kv, this.#lookup, () => {
-      this.#telemetry ??= new Telemetry({ sinks: this.eventSinks(), subscribers: this.eventSubscribers(), secrets: this.eventSecrets() });
-      return this.#telemetry;
-    });
+    this.#agentEvents = new ObjectEvents(
+      ctx.storage.kv,
+      this.#lookup,
+      () => (this.#telemetry ??= new Telemetry({ sinks: this.eventSinks(), subscribers: this.eventSubscribers(), secrets: this.eventSecrets() })),
+      () => this.eventLines(),
+    );
     this.#core = this.#wire();
     // Input gates hold every RPC until this resolves: no call sees a table
     // that is not there yet, nor a scope an erasure left half erased.
@@ -255,9 +257,15 @@ export abstract class TaskAgent<Env extends Cloudflare.Env & AgentEnv = Cloudfla
     return [this.env.A2A_SIGNING_KEY, this.env.OPENAI_API_KEY];
   }
 
-  /** Where events go: one JSON log line each, and the Analytics Engine dataset when one is bound. */
+  /** Where events go: the log (a turn's in two lines, or one per event) and the Analytics Engine dataset when one is bound. */
   protected eventSinks(): EventSink[] {
-    return this.env.A2A_ANALYTICS ? [jsonLogSink, analyticsSink(this.env.A2A_ANALYTICS)] : [jsonLogSink];
+    const log = this.#agentEvents.log.sink;
+    return this.env.A2A_ANALYTICS ? [log, analyticsSink(this.env.A2A_ANALYTICS)] : [log];
+  }
+
+  /** Whether the log gets one line per event instead of two a turn (an agent's `telemetry.eventLines`). */
+  protected eventLines(): boolean {
+    return false;
   }
 
   /** This object's events (docs/telemetry.md), scoped to its tenant and caller hash. */

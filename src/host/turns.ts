@@ -1,4 +1,5 @@
 import { taskNotFound } from "../a2a/errors.js";
+import { TRACE_KEY } from "../a2a/trace-context.js";
 import { USAGE_KEY } from "../a2a/wire.js";
 import { accepted, refused, type Finished, type TaskJson, type TurnOutcome, type TurnStart, type TurnStep, type Verdict } from "../boundary/index.js";
 import { turnTraceOf } from "../boundary/turn-object.js";
@@ -88,6 +89,11 @@ export class Turns {
         return joined;
       }
     }
+    // The turn's wide log line, if it ends in this call, goes to the Workflow with its push (docs/telemetry.md "Which lines").
+    return this.parts.events.handingOver(taskId, () => this.#runHere(taskId, round, instanceId, held));
+  }
+
+  async #runHere(taskId: string, round: number, instanceId: string, held?: string[]): Promise<Verdict<TurnStep>> {
     // The turn's start and its round are one round trip (fewer, fuller steps).
     const started = this.#start(taskId);
     if (!started) return refused(taskNotFound(taskId));
@@ -103,11 +109,11 @@ export class Turns {
       (verdict): Verdict<TurnStep> | Promise<Verdict<TurnStep>> => {
         if (!verdict.ok) return verdict;
         const end = verdict.value;
-        if (end.kind === "ended") return this.#concluded(taskId, instanceId, { task: taskOf(end.row) });
+        if (end.kind === "ended") return this.#concluded(taskId, instanceId, { row: end.row });
         if (end.kind !== "answered") return accepted(end);
         const written = this.#finish(end.row, end.outcome, turn?.instanceId, end.usage);
         if (written.kind === "missing") return refused(taskNotFound(taskId));
-        return this.#concluded(taskId, instanceId, written.kind === "written" ? written : { task: taskOf(written.row) });
+        return this.#concluded(taskId, instanceId, written.kind === "written" ? written : { row: written.row });
       },
     );
     this.#running.set(taskId, { round, instanceId, done, abort });
@@ -255,17 +261,18 @@ export class Turns {
    * terminal write just stored (and that write's `seq`) or, not given, as
    * stored; with no config waiting, instance `instanceId`'s turn closes here too.
    */
-  async #concluded(taskId: string, instanceId: string, ended?: { task: TaskJson; seq?: number }): Promise<Verdict<TurnStep>> {
-    let task = ended?.task;
-    if (!task) {
-      const row = this.parts.db.tasks.get(taskId);
-      if (!row) return refused(taskNotFound(taskId));
-      task = taskOf(row);
-    }
+  async #concluded(taskId: string, instanceId: string, ended?: { task?: TaskJson; row?: TaskRow; seq?: number }): Promise<Verdict<TurnStep>> {
+    const row = ended?.row ?? (ended?.task ? undefined : this.parts.db.tasks.get(taskId));
+    const task = ended?.task ?? (row && taskOf(row));
+    if (!task) return refused(taskNotFound(taskId));
     const push = pushPlanOf(this.parts.db, task, ended?.seq);
     const closed = push.configs.length === 0;
     if (closed) await this.deliveries.delivered(taskId, instanceId);
-    return accepted({ kind: "finished", state: task.status.state, push, closed });
+    // Its wide log line, kept or rebuilt from the task as stored (the turn's record may be gone: its trace is the task's).
+    const known = { state: task.status.state, durationMs: row ? Date.now() - row.createdAt : 0, inputTokens: 0, outputTokens: 0, modelCalls: 0 };
+    const about = { contextId: task.contextId, turnId: instanceId, traceId: task.metadata?.[TRACE_KEY] as string | undefined };
+    const wide = await this.parts.events.wideLine(taskId, { ...known, ...(task.metadata?.[USAGE_KEY] as Usage | undefined) }, about);
+    return accepted({ kind: "finished", state: task.status.state, push, closed, ...(wide ? { wide } : {}) });
   }
 
   /**

@@ -1,6 +1,7 @@
 import { callerHash } from "./caller-hash.js";
-import type { EventCatalogue, EventName, EventScope, PluginEventData } from "./catalogue.js";
+import type { AgentEvent, EventCatalogue, EventName, EventScope, PluginEventData } from "./catalogue.js";
 import type { Telemetry } from "./telemetry.js";
+import { TurnLog, type TurnLogLine } from "./turn-log.js";
 
 /** Where the object keeps who it serves, for every event's scope: the tenant and the caller's hash, never the identity. */
 const SCOPE_KEY = "telemetry.scope";
@@ -27,6 +28,8 @@ interface StoredScope {
  */
 export class ObjectEvents {
   #scope: StoredScope | undefined;
+  /** The object's log sink: one line per event, or a turn's in one wide line (docs/telemetry.md "Which lines"). */
+  readonly log: TurnLog;
 
   constructor(
     private readonly kv: SyncKvStorage,
@@ -37,7 +40,40 @@ export class ObjectEvents {
       traceOf(taskId: string): string | undefined;
     },
     private readonly telemetry: () => Telemetry,
-  ) {}
+    /** Whether the log gets one line per event (the agent's `telemetry.eventLines`). */
+    eachEvent: () => boolean = () => true,
+  ) {
+    this.log = new TurnLog(eachEvent);
+  }
+
+  /**
+   * Runs `step`, a turn's step here: a `turn.finished` line it emits is kept
+   * for {@link wideLine} (the Workflow adds the step's first push attempts
+   * and writes it) instead of written; one nobody took is written after.
+   */
+  async handingOver<T>(taskId: string, step: () => Promise<T>): Promise<T> {
+    this.log.handOver(taskId);
+    try {
+      return await step();
+    } finally {
+      this.log.release(taskId);
+    }
+  }
+
+  /**
+   * The task's wide line for the Workflow (none with one line per event): the
+   * one kept, or, when this isolate emitted none (a step run again after a
+   * crash, a canceled turn), one rebuilt from the stored task, `finished`,
+   * with the same id as its `turn.finished` and what is known.
+   */
+  async wideLine(taskId: string, finished: EventCatalogue["turn.finished"], about: EventAbout): Promise<TurnLogLine | undefined> {
+    if (this.log.eachEvent()) return undefined;
+    await this.telemetry().flushed();
+    const kept = this.log.take(taskId);
+    if (kept) return kept;
+    const line = await this.telemetry().line("turn.finished", this.#scopeOf(taskId, about), finished, ["finished"]);
+    return this.log.wide(line as AgentEvent & { event: "turn.finished" }, taskId);
+  }
 
   /** Learns who this object serves from a verified call (the first one; the identity of an object never changes). */
   async learnCaller(signingKeySecret: string | undefined, caller: { gatekeeper: string; tenant: string; key: string }): Promise<void> {

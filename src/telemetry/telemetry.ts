@@ -55,12 +55,28 @@ export class Telemetry {
     return this.#queue;
   }
 
-  #send(name: string, scope: EventScope, data: object, occurrence: readonly (string | number)[]): Promise<void> {
+  /**
+   * The event as it would be emitted now, reaching no sink and no subscriber:
+   * a log line rebuilt for an occurrence emitted before (same id).
+   */
+  line<N extends EventName>(name: N, scope: EventScope, data: EventCatalogue[N], occurrence: readonly (string | number)[]): Promise<AgentEvent> {
+    return this.#lineOf(name, scope, data, occurrence)();
+  }
+
+  /** The line's fields scrubbed now; its id, derived asynchronously, when the returned function is called. */
+  #lineOf(name: string, scope: EventScope, data: object, occurrence: readonly (string | number)[]): () => Promise<AgentEvent> {
     const at = new Date(this.#now()).toISOString();
     const line = { ...scrubbed(scope, this.#secrets), data: scrubbed(data, this.#secrets) };
-    this.#queue = this.#queue.then(async () => {
+    return async () => {
       const eventId = await eventIdOf([name, scope.tenant ?? "", scope.taskId ?? "", ...occurrence]);
-      const event = { type: EVENT_LINE_TYPE, v: 1, event: name, eventId, at, ...line } as AgentEvent;
+      return { type: EVENT_LINE_TYPE, v: 1, event: name, eventId, at, ...line } as AgentEvent;
+    };
+  }
+
+  #send(name: string, scope: EventScope, data: object, occurrence: readonly (string | number)[]): Promise<void> {
+    const lineOf = this.#lineOf(name, scope, data, occurrence);
+    this.#queue = this.#queue.then(async () => {
+      const event = await lineOf();
       for (const sink of this.#sinks) {
         try {
           sink(event);

@@ -1,6 +1,6 @@
 import type { WorkflowStepConfig } from "cloudflare:workers";
 import type { DeadLetter, TurnParams, TurnStep } from "../boundary/index.js";
-import type { EventScope } from "../telemetry/index.js";
+import { analyticsSink, PushLog, Telemetry, type AnalyticsDataset, type EventScope } from "../telemetry/index.js";
 import { retriesAfter, type PushSchedule } from "./delivery-schedule.js";
 import type { PushAttempt } from "../a2a/push-delivery.js";
 
@@ -114,4 +114,24 @@ export function settleRound(
     else letters.push({ configId: tried.configId, seq, status: tried.status, at: new Date(tried.at).toISOString() });
   }
   return { next, letters, first: began };
+}
+
+/** A turn's own events (push attempts): its log as its agent chose (docs/telemetry.md "Which lines") and Analytics Engine when bound; no subscribers. */
+export interface TurnEvents {
+  telemetry: Telemetry;
+  log: PushLog;
+}
+
+const turnEvents = new WeakMap<RunningTurn, TurnEvents>();
+
+/** The events of `turn` (one run of its Workflow instance): made at the first. */
+export function turnEventsOf(env: { A2A_SIGNING_KEY?: string; OPENAI_API_KEY?: string; A2A_ANALYTICS?: AnalyticsDataset }, turn: RunningTurn): TurnEvents {
+  let events = turnEvents.get(turn);
+  if (!events) {
+    const log = new PushLog(turn.eventLines === true);
+    const sinks = env.A2A_ANALYTICS ? [log.sink, analyticsSink(env.A2A_ANALYTICS)] : [log.sink];
+    events = { log, telemetry: new Telemetry({ sinks, secrets: [env.A2A_SIGNING_KEY, env.OPENAI_API_KEY] }) };
+    turnEvents.set(turn, events);
+  }
+  return events;
 }

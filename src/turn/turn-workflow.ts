@@ -17,7 +17,7 @@ import type {
 } from "../boundary/index.js";
 import { pushSchedule, waitAfter, type PushSchedule } from "./delivery-schedule.js";
 import { deliverPush } from "../a2a/push-delivery.js";
-import { analyticsSink, jsonLogSink, Telemetry, type AnalyticsDataset } from "../telemetry/index.js";
+import type { AnalyticsDataset, TurnLogLine } from "../telemetry/index.js";
 import {
   ATTEMPT_STEP,
   ATTEMPT_TIMEOUT_MS,
@@ -30,6 +30,7 @@ import {
   WAIT_MARGIN_MS,
   eventScope,
   settleRound,
+  turnEventsOf,
   type AskTry,
   type AttemptResult,
   type Pending,
@@ -52,8 +53,6 @@ import {
 export abstract class TurnWorkflowBase<
   Env extends { A2A_SIGNING_KEY?: string; GATEKEEPER_ORIGINS?: string; OPENAI_API_KEY?: string; A2A_ANALYTICS?: AnalyticsDataset },
 > extends WorkflowEntrypoint<Env, TurnParams> {
-  #telemetry: Telemetry | undefined;
-
   /** The namespace holding `tenant`'s agents. */
   protected abstract agentNamespace(tenant: string): AgentNamespace;
 
@@ -165,14 +164,18 @@ export abstract class TurnWorkflowBase<
     const ran = await agent().runTurn(turn.taskId, turn.origin, round, turn.instanceId, pending?.configIds);
     if (!ran.ok) return ran;
     if (ran.value.kind !== "finished") return { ok: true, value: ran.value };
-    const { state, push, closed } = ran.value;
-    if (closed) return { ok: true, value: { kind: "pushed", state, pushed: { seq: push.seq, tried: [], closed } } };
+    const { state, push, closed, wide } = ran.value;
+    // The turn's wide log line gathers this step's push attempts, then is written (docs/telemetry.md "Which lines").
+    const { log, telemetry } = turnEventsOf(this.env, turn);
+    log.open(wide as TurnLogLine | undefined);
     // The terminal push never waits behind an earlier push's schedule: that one gets one more attempt, first.
-    if (pending) await this.#supersede(agent, turn, pending);
-    const configIds = push.configs.map((config) => config.id);
+    if (pending && !closed) await this.#supersede(agent, turn, pending);
+    const configIds = closed ? [] : push.configs.map((config) => config.id);
     // Inside this step: no step of its own for the first attempts.
     const tried = await this.#attemptEach(agent, turn, { seq: push.seq, configIds }, "push", 1, { plan: push, close: true }, (_name, attempt) => attempt());
-    return { ok: true, value: { kind: "pushed", state, pushed: { seq: push.seq, tried, closed: tried.some((t) => t.closed === true) } } };
+    await telemetry.flushed();
+    log.close();
+    return { ok: true, value: { kind: "pushed", state, pushed: { seq: push.seq, tried, closed: closed || tried.some((t) => t.closed === true) } } };
   }
 
   /**
@@ -390,7 +393,7 @@ export abstract class TurnWorkflowBase<
     const status = "status" in attempt ? attempt.status : 0;
     // In the step that makes the attempt: a re-run of it is the same occurrence, with the same id.
     const scope = eventScope(turn, contextId);
-    const events = this.#events();
+    const events = turnEventsOf(this.env, turn).telemetry;
     await events.emit("push.attempt", scope, { configId, seq, attempt: which.attempt, status, outcome: attempt.kind, durationMs: Date.now() - began }, [
       turn.instanceId,
       which.stepName,
@@ -399,16 +402,6 @@ export abstract class TurnWorkflowBase<
     if (which.last && attempt.kind !== "skipped")
       await events.emit("push.superseded", scope, { configId, seq }, [turn.instanceId, which.stepName, "superseded"]);
     return { kind: attempt.kind, status, at: Date.now() };
-  }
-
-  /** The turn's own events (push attempts) go where the object's do, minus its subscribers: the log, and Analytics Engine when bound. */
-  #events(): Telemetry {
-    const dataset = this.env.A2A_ANALYTICS;
-    this.#telemetry ??= new Telemetry({
-      sinks: dataset ? [jsonLogSink, analyticsSink(dataset)] : [jsonLogSink],
-      secrets: [this.env.A2A_SIGNING_KEY, this.env.OPENAI_API_KEY],
-    });
-    return this.#telemetry;
   }
 
   /**
@@ -446,7 +439,13 @@ export abstract class TurnWorkflowBase<
       await step.do(`redelivered ${configId}`, QUICK_STEP, async () => {
         // Dropped before any attempt: recorded in this step, so a re-run of it is the same occurrence.
         for (const seq of dropped)
-          await this.#events().emit("push.superseded", eventScope(turn), { configId, seq }, [turn.instanceId, "redeliver", configId, seq, "superseded"]);
+          await turnEventsOf(this.env, turn).telemetry.emit("push.superseded", eventScope(turn), { configId, seq }, [
+            turn.instanceId,
+            "redeliver",
+            configId,
+            seq,
+            "superseded",
+          ]);
         return agent().redelivered(turn.taskId, { configId, delivered, givenUp, superseded });
       });
     }

@@ -3,7 +3,7 @@ import type { AgentNamespace, MessageJson } from "@dynamicagents/core/boundary";
 import { ConfigError } from "@dynamicagents/core/errors";
 import { DynamicAgent, type AgentPlugin } from "@dynamicagents/core/host";
 import { definePlugin, defineSubtaskType, type PluginHost } from "@dynamicagents/core/plugin";
-import type { AgentEvent } from "@dynamicagents/core/telemetry";
+import { analyticsSink, type AgentEvent, type EventSink } from "@dynamicagents/core/telemetry";
 import type { Subagents } from "@dynamicagents/core/round";
 import { RecipeSubagentBase } from "@dynamicagents/core/subagent";
 import { TurnWorkflowBase } from "@dynamicagents/core/turn";
@@ -263,8 +263,12 @@ const modelTask = definePlugin({
  * (src/testing/chat-completion.ts), only one whose model bills more
  * (test/subtask-budget.spec.ts).
  */
+/** The specs watch every event in the log (docs/telemetry.md "Which lines"); TwoLinesAgent keeps the default. */
+export const EVERY_LINE = { eventLines: true };
+
 const MARKER_CONFIG: AgentConfigInput = {
   rounds: { maxRounds: 2 },
+  telemetry: EVERY_LINE,
   workspace: { maxFileBytes: 64 },
   turn: { maxTokensPerTurn: 1_000 },
   limits: { tokensPerCallerPerDay: 1_500 },
@@ -276,6 +280,7 @@ export class MarkerAgent extends DynamicAgent<Cloudflare.Env> {
     return {
       retention: { finishedTaskDays: 0, messageIdDays: 30 },
       limits: { maxOpenStreams: 2 },
+      telemetry: EVERY_LINE,
       // Small caps, so the specs of parts reach them (test/parts.spec.ts).
       parts: { fetchAllowlist: ["https://files.test"], maxFetchBytes: 64, maxInlineFileBytes: 1024, modelFileTypes: ["image/*"] },
     };
@@ -412,7 +417,7 @@ const observing = (env: Cloudflare.Env) =>
 export class ObservedAgent extends DynamicAgent<Cloudflare.Env> {
   protected override agentConfig(): AgentConfigInput {
     // The fake model bills 2 tokens a call (src/testing/chat-completion.ts): three plain turns spend the budget.
-    return { limits: { tokensPerCallerPerDay: 6 } };
+    return { limits: { tokensPerCallerPerDay: 6 }, telemetry: EVERY_LINE };
   }
   protected override agentPlugins(host: PluginHost<Cloudflare.Env>): AgentPlugin[] {
     return [observing(host.env)];
@@ -428,6 +433,19 @@ export class ObservedAgent extends DynamicAgent<Cloudflare.Env> {
   }
 }
 
+/** The Analytics Engine data points the two-lines agent wrote (the test pool runs the objects in the specs' isolate). */
+export const analyticsPoints: { blobs?: string[]; doubles?: number[] }[] = [];
+
+/** The observed agent with the log's default, two lines a turn (test/turn-log.spec.ts), and an Analytics Engine dataset that records. */
+export class TwoLinesAgent extends ObservedAgent {
+  protected override agentConfig(): AgentConfigInput {
+    return { ...super.agentConfig(), telemetry: {} };
+  }
+  protected override eventSinks(): EventSink[] {
+    return [...super.eventSinks(), analyticsSink({ writeDataPoint: (point) => void analyticsPoints.push(point) })];
+  }
+}
+
 /** The test agents as tenants of an edge a spec builds with `createA2AWorker`. */
 export const markerTenants: Record<string, TenantConfig<Cloudflare.Env>> = {
   marker: { manifest: markerManifest("marker"), agent: (env) => required(env.MARKER_AGENT) },
@@ -435,6 +453,7 @@ export const markerTenants: Record<string, TenantConfig<Cloudflare.Env>> = {
   "marker-unlisted": { manifest: markerManifest("marker-unlisted"), agent: (env) => required(env.MARKER_UNLISTED) },
   broken: { manifest: markerManifest("broken"), agent: (env) => required(env.MARKER_BROKEN) },
   observed: { manifest: markerManifest("observed"), agent: (env) => required(env.MARKER_OBSERVED) },
+  "two-lines": { manifest: markerManifest("two-lines"), agent: (env) => required(env.MARKER_TWO_LINES) },
   mcp: { manifest: markerManifest("mcp"), agent: (env) => required(env.MARKER_MCP) },
 };
 

@@ -3,7 +3,7 @@ import { DynamicAgent, type AgentPlugin } from "@dynamicagents/core/host";
 import { definePlugin } from "@dynamicagents/core/plugin";
 import { tool } from "ai";
 import { z } from "zod";
-import { mark, markerPolicy } from "./agents.js";
+import { EVERY_LINE, mark, markerPolicy } from "./agents.js";
 
 /** What the fixture's `leak` tool returns (test/support/mcp-fixture.mjs): a redactor must replace it. */
 export const MCP_LEAK = "canary-secret-mcp-leak-9c2f";
@@ -49,6 +49,7 @@ const bulkPlugin = definePlugin({
 export class McpMarkerAgent extends DynamicAgent<Cloudflare.Env> {
   protected override agentConfig(): AgentConfigInput {
     return {
+      telemetry: EVERY_LINE,
       mcp: {
         allowlist: ["https://mcp.test", "https://mcp-down.test", "https://mcp-slow.test"],
         servers: [

@@ -10,6 +10,7 @@ export {
   MarkerSubagent,
   MarkerTurnWorkflow,
   ObservedAgent,
+  TwoLinesAgent,
   UnlistedResearcher,
   UnlistedSubagent,
 } from "./agents.js";
