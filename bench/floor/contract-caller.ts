@@ -76,9 +76,8 @@ export class ContractCaller extends FloorCaller {
    */
   override begin(input: FloorBegin): TaskJson | null {
     const sql = this.ctx.storage.sql;
-    // `= +?` in its reads, as the project's stores have it (src/db/eq-param.ts): no statement compiled again at each call.
     const prior = sql
-      .exec<{ task: string; text: string }>("SELECT t.task, a.text FROM accepted a JOIN tasks t ON t.id = a.task_id WHERE a.message_id = +?", input.messageId)
+      .exec<{ task: string; text: string }>("SELECT t.task, a.text FROM accepted a JOIN tasks t ON t.id = a.task_id WHERE a.message_id = ?", input.messageId)
       .toArray()[0];
     if (prior) return prior.text === input.text ? (JSON.parse(prior.task) as TaskJson) : null;
     const task = super.begin(input);
@@ -98,7 +97,7 @@ export class ContractCaller extends FloorCaller {
       this.env.OPENAI_MODEL ?? "",
     );
     const messages = this.ctx.storage.sql
-      .exec<{ role: string; text: string }>("SELECT role, text FROM entries WHERE context_id = +? ORDER BY id", task.contextId)
+      .exec<{ role: string; text: string }>("SELECT role, text FROM entries WHERE context_id = ? ORDER BY id", task.contextId)
       .toArray()
       .map((e): ModelMessage => (e.role === "user" ? { role: "user", content: e.text } : { role: "assistant", content: e.text }));
     const started = Date.now();
