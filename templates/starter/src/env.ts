@@ -17,4 +17,6 @@ export interface Env extends EdgeEnv {
   MCP_SERVERS?: string;
   /** JSON array of the origins those MCP servers may be at; a server elsewhere stops its agent from starting. */
   MCP_ALLOWLIST?: string;
+  /** "1": one log line per event, as `npm start` sets for its dev console (src/log-lines.ts); unset, two a turn. */
+  EVENT_LINES?: string;
 }

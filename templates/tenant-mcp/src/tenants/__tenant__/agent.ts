@@ -1,6 +1,7 @@
 import type { AgentConfigInput, AgentPlugin, AgentPolicy, PluginHost } from "@dynamicagents/core";
 import { DynamicAgent } from "@dynamicagents/core/host";
 import type { Env } from "../../env.js";
+import { logLinesFromEnv } from "../../log-lines.js";
 import { mcpFromEnv } from "../../mcp.js";
 import { policy } from "../../policy.js";
 
@@ -14,6 +15,7 @@ export class __Name__Agent extends DynamicAgent<Env> {
       // Its MCP servers: MCP_SERVERS and MCP_ALLOWLIST (src/mcp.ts). Their tools reach the model as <server>__<tool>;
       // each waits for a human's approval at every call unless the server's trustedTools names it.
       mcp: mcpFromEnv(this.env),
+      telemetry: logLinesFromEnv(this.env),
     };
   }
 

@@ -3,6 +3,7 @@ import { DynamicAgent } from "@dynamicagents/core/host";
 import type { Subagents } from "@dynamicagents/core/round";
 import { RecipeSubagentBase } from "@dynamicagents/core/subagent";
 import type { Env } from "../../env.js";
+import { logLinesFromEnv } from "../../log-lines.js";
 import { __name__Plugin } from "./plugin.js";
 import { __name__Policy } from "./policy.js";
 
@@ -18,7 +19,7 @@ const plugins = (): AgentPlugin[] => [__name__Plugin()];
 /** The __tenant__ tenant's agent: each turn runs in rounds; a round may delegate subtasks, the next reads their results. */
 export class __Name__Agent extends DynamicAgent<Env> {
   protected override agentConfig(): AgentConfigInput {
-    return config;
+    return { ...config, telemetry: logLinesFromEnv(this.env) };
   }
 
   protected override agentPlugins(_host: PluginHost<Env>): AgentPlugin[] {

@@ -1,6 +1,7 @@
 import type { AgentConfigInput, AgentPlugin, AgentPolicy, PluginHost } from "@dynamicagents/core";
 import { DynamicAgent } from "@dynamicagents/core/host";
 import type { Env } from "../../env.js";
+import { logLinesFromEnv } from "../../log-lines.js";
 import { policy } from "../../policy.js";
 import { __name__Plugin } from "./plugin.js";
 
@@ -11,6 +12,8 @@ export class __Name__Agent extends DynamicAgent<Env> {
     return {
       model: { chatModelId: "@cf/meta/llama-3.3-70b-instruct-fp8-fast", fallbackChatModelId: "@cf/meta/llama-3.1-8b-instruct-fast" },
       turn: { maxSteps: 4 },
+      // Two log lines a turn, or one per event under `npm start` (src/log-lines.ts).
+      telemetry: logLinesFromEnv(this.env),
     };
   }
 
