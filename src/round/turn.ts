@@ -109,7 +109,7 @@ async function runRoundOf(deps: LoopDeps, turn: TurnContext, round: number, sign
   const unstarted = rows.filter((r) => r.status === "unstarted");
   if (rows.length > 0 && unstarted.length === rows.length) {
     const error = unstarted[0]!.error ?? "";
-    console.error(`round ${round} of ${taskId}: none of its ${rows.length} subtasks could start: ${error}`);
+    console.error(`round ${round} of ${taskId}: none of its ${rows.length} subtasks could start (trace ${about.traceId}): ${error}`);
     const text = policy.rounds?.notStarted({ round, subtasks: rows.length, error }) ?? policy.messages.unfinished;
     return { kind: "done", outcome: { state: "TASK_STATE_FAILED", text } };
   }

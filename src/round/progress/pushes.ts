@@ -74,7 +74,7 @@ export class ProgressPushes {
         trace: this.deps.trace,
       });
     } catch (error) {
-      console.warn(`progress push for ${taskId} failed (best effort)`, error);
+      console.warn(`progress push for ${taskId} failed (best effort)${this.deps.trace ? ` (trace ${this.deps.trace.traceId})` : ""}`, error);
       attempt = { kind: "skipped" };
     }
     const status = "status" in attempt ? attempt.status : 0;
