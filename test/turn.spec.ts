@@ -306,6 +306,41 @@ describe("no turn is left hanging", () => {
     );
   });
 
+  it("gives up when the announcer crashes too: the abandoned turn's kept wide line is written then, once", async () => {
+    const caller = newCaller();
+    const agentId = env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key: caller.identity.key })).toString();
+    const instanceId = await turnInstanceId(agentId, "doomed-2");
+    // The turn's own instance and the one that would announce its failure both crash in every run.
+    await using doomed = await introspectWorkflowInstance(env.TURN_WORKFLOW, instanceId);
+    await using announcer = await introspectWorkflowInstance(env.TURN_WORKFLOW, `${instanceId.slice(0, 80)}-final`);
+    for (const instance of [doomed, announcer]) {
+      await instance.modify(async (m) => {
+        await m.disableRetryDelays();
+        await m.mockStepError({ name: "run" }, new Error("the isolate crashed"));
+      });
+    }
+    using captured = captureConsole();
+    const task = (await call("SendMessage", sendParams("doomed", "doomed-2"), { mint: caller })).body.result.task;
+    const agent = agentOf(caller.identity.key);
+    await doomed.waitForStatus("errored");
+    const lines = () => captured.events().filter((e) => e.taskId === task.id);
+    for (let pass = 0; pass < 10 && !lines().some((e) => e.event === "reconciler.action" && e.data.action === "gave-up"); pass++) {
+      await reconcileNow(agent);
+      for (const instance of await harness.workflows.get()) await instance.waitForStatus("errored").catch(() => undefined);
+    }
+    expect(
+      lines()
+        .flatMap((e) => (e.event === "reconciler.action" ? [e.data.action] : []))
+        .slice(-2),
+    ).toEqual(["abandoned", "gave-up"]);
+    expect(harness.outbound.pushes).toHaveLength(0);
+    // Nobody took it: the object writes it as it is, without a push.
+    const finished = lines().filter((e) => e.event === "turn.finished");
+    expect(finished.map((e) => e.data)).toEqual([
+      expect.objectContaining({ state: "TASK_STATE_FAILED", summary: expect.objectContaining({ pushes: expect.objectContaining({ attempts: 0 }) }) }),
+    ]);
+  });
+
   it("restarts a terminated Workflow and still answers", async () => {
     const held = heldModel();
     const caller = newCaller();
