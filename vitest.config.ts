@@ -126,8 +126,6 @@ function workerdProject(name: string, include: string[], exclude: string[], bind
           ratelimits: { TEST_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 3, period: 60 } } },
           bindings: {
             A2A_SIGNING_KEY: signingKey,
-            // The reference agents log one line per event, as under `npm start`: the specs read every event.
-            EVENT_LINES: "1",
             // Canaries: secrets no output may ever hold (scripts/check/canaries.mjs reads
             // the whole run's output in CI). The model key goes out with every model call;
             // the broken agent's secret is refused by a check that quotes it (test/support/agents.ts).

@@ -43,7 +43,7 @@ describe("createAgentHarness", () => {
 });
 
 describe("usage a provider reports", () => {
-  it("counts its cached input and reasoning tokens apart: in the model.call event, the task's usage and the caller's day", async () => {
+  it("counts its cached input and reasoning tokens apart: in the turn's wide log line, the task's usage and the caller's day", async () => {
     using captured = captureConsole();
     const key = `usage-${crypto.randomUUID()}`;
     const harness = createAgentHarness({ worker: exports.default, tenant: "assistant", identity: { key } });
@@ -53,8 +53,9 @@ describe("usage a provider reports", () => {
     // As the cassette's recorded answer says: 20 tokens in (10 of them cached), 12 out (4 of them reasoning).
     const usage = { inputTokens: 20, outputTokens: 12, modelCalls: 1, cachedInputTokens: 10, reasoningTokens: 4 };
     expect(done.metadata[USAGE_KEY]).toEqual(usage);
-    const call = captured.events().find((e) => e.event === "model.call" && e.taskId === done.id);
-    expect(call?.data).toMatchObject({ inputTokens: 20, outputTokens: 12, cachedInputTokens: 10, reasoningTokens: 4 });
+    // By default the turn's figures are logged in its wide turn.finished line (docs/telemetry.md "Which lines").
+    const wide = captured.events().find((e) => e.event === "turn.finished" && e.taskId === done.id);
+    expect(wide?.data).toMatchObject({ ...usage, summary: { models: { calls: 1, inputTokens: 20, outputTokens: 12 } } });
     const object = env.ASSISTANT.get(env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key })));
     expect(await runInDurableObject(object, (_i, state) => new AgentDB(state.storage, TERMINAL_STATE_NAMES).usage.ofDay())).toEqual(usage);
   });

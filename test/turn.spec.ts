@@ -13,6 +13,7 @@ import { isReconcilingNow, reconcileNow } from "./support/reconcile.js";
 import { driven, openTurnOf, type DrivenObject } from "./support/turns.js";
 import { DEAD_LETTERS_KEY, EVENT_SEQ_HEADER } from "@dynamicagents/core/a2a";
 import { captureConsole } from "./support/console-capture.js";
+import type { TurnLogLine } from "@dynamicagents/core/telemetry";
 
 const newCaller = () => ({ identity: { key: `caller-${crypto.randomUUID()}` } });
 const agentOf = (key: string, tenant = "assistant") =>
@@ -223,11 +224,22 @@ describe("accept, then notify", () => {
     expect(step).toMatchObject({ ok: true, value: { kind: "finished", state: "TASK_STATE_COMPLETED", closed: false } });
     await evictDurableObject(stub);
     // A re-run of the step after eviction gets the recorded turn, not a second model call.
-    expect(await agent.runTurn(task.id, ORIGIN, 1, instanceId)).toEqual(step);
+    const again = await agent.runTurn(task.id, ORIGIN, 1, instanceId);
     expect(harness.outbound.modelCalls).toHaveLength(1);
+    if (!step.ok || step.value.kind !== "finished" || !again.ok || again.value.kind !== "finished") throw new Error("unreachable");
+    const { wide, ...ran } = step.value;
+    const { wide: rebuilt, ...ranAgain } = again.value;
+    expect(ranAgain).toEqual(ran);
+    // Its wide log line is rebuilt (docs/telemetry.md "Evicted mid-turn"), as the same line: one to de-duplicate on.
+    const same = (line: unknown) => {
+      const { eventId, taskId, traceId } = line as TurnLogLine;
+      return { eventId, taskId, traceId };
+    };
+    expect(rebuilt).toMatchObject({ event: "turn.finished", data: { summary: { partial: true } } });
+    expect(same(rebuilt)).toEqual(same(wide));
+    expect(same(wide)).toEqual({ eventId: expect.any(String), taskId: task.id, traceId: expect.any(String) });
     // The terminal write took effect once: a later one is refused.
     expect(await agent.finishTurn(task.id)).toEqual({ ok: true, value: { saved: false, state: "TASK_STATE_COMPLETED" } });
-    if (!step.ok || step.value.kind !== "finished") throw new Error("unreachable");
     const plan = step.value.push;
     expect(plan.configs.map((c) => c.config.url)).toEqual([PUSH_URL]);
     await evictDurableObject(stub);
@@ -280,13 +292,53 @@ describe("no turn is left hanging", () => {
     expect(actions.at(-1)).toBe("abandoned");
     expect(actions.filter((a) => a === "restarted").length).toBeGreaterThan(0);
     expect(new Set(events.map((e) => e.eventId)).size).toBe(events.length);
-    expect(events.filter((e) => e.event === "turn.finished").map((e) => e.data)).toEqual([expect.objectContaining({ state: "TASK_STATE_FAILED" })]);
+    // One wide line for the turn: the object's, which the announcer's run step completed with its push (docs/telemetry.md "Which lines").
+    const finished = expect.objectContaining({
+      state: "TASK_STATE_FAILED",
+      summary: expect.objectContaining({ pushes: expect.objectContaining({ attempts: 1 }) }),
+    });
+    expect(events.filter((e) => e.event === "turn.finished").map((e) => e.data)).toEqual([finished]);
     // Delivered: the next pass finds nothing open and clears the schedule.
     await eventually(
       () => reconcileNow(agent),
       (armed) => armed === false,
       "the reconcile schedule to be cleared",
     );
+  });
+
+  it("gives up when the announcer crashes too: the abandoned turn's kept wide line is written then, once", async () => {
+    const caller = newCaller();
+    const agentId = env.ASSISTANT.idFromName(callerObjectName({ gatekeeper: GATEKEEPER, tenant: "assistant", key: caller.identity.key })).toString();
+    const instanceId = await turnInstanceId(agentId, "doomed-2");
+    // The turn's own instance and the one that would announce its failure both crash in every run.
+    await using doomed = await introspectWorkflowInstance(env.TURN_WORKFLOW, instanceId);
+    await using announcer = await introspectWorkflowInstance(env.TURN_WORKFLOW, `${instanceId.slice(0, 80)}-final`);
+    for (const instance of [doomed, announcer]) {
+      await instance.modify(async (m) => {
+        await m.disableRetryDelays();
+        await m.mockStepError({ name: "run" }, new Error("the isolate crashed"));
+      });
+    }
+    using captured = captureConsole();
+    const task = (await call("SendMessage", sendParams("doomed", "doomed-2"), { mint: caller })).body.result.task;
+    const agent = agentOf(caller.identity.key);
+    await doomed.waitForStatus("errored");
+    const lines = () => captured.events().filter((e) => e.taskId === task.id);
+    for (let pass = 0; pass < 10 && !lines().some((e) => e.event === "reconciler.action" && e.data.action === "gave-up"); pass++) {
+      await reconcileNow(agent);
+      for (const instance of await harness.workflows.get()) await instance.waitForStatus("errored").catch(() => undefined);
+    }
+    expect(
+      lines()
+        .flatMap((e) => (e.event === "reconciler.action" ? [e.data.action] : []))
+        .slice(-2),
+    ).toEqual(["abandoned", "gave-up"]);
+    expect(harness.outbound.pushes).toHaveLength(0);
+    // Nobody took it: the object writes it as it is, without a push.
+    const finished = lines().filter((e) => e.event === "turn.finished");
+    expect(finished.map((e) => e.data)).toEqual([
+      expect.objectContaining({ state: "TASK_STATE_FAILED", summary: expect.objectContaining({ pushes: expect.objectContaining({ attempts: 0 }) }) }),
+    ]);
   });
 
   it("restarts a terminated Workflow and still answers", async () => {

@@ -44,6 +44,8 @@ export class Recovery {
     });
     for (const [taskId, action] of actions) {
       if (action === "alive" || action === "closed") continue;
+      // Its announcer could not finish either: the abandoned turn's wide line, if still kept, is written as it is.
+      if (action === "gave-up") events.log.release(taskId);
       const turn = db.turns.get(taskId);
       const instanceId = turn?.instanceId ?? "";
       events.emit("reconciler.action", taskId, { action, instanceId }, ["reconciled", instanceId, turn?.attempts ?? 0, action]);

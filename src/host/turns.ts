@@ -192,6 +192,8 @@ export class Turns {
     const now = Date.now();
     const task = terminalTask(taskOf(row), { state: "TASK_STATE_FAILED", text: agent.words().abandoned }, now);
     task.metadata = { ...task.metadata, [USAGE_KEY]: db.usage.ofTurn(taskId) };
+    // Its wide line waits for the instance the reconciler starts to announce it, which adds that push (docs/telemetry.md "Which lines").
+    this.parts.events.log.handOver(taskId);
     if (writeStatus(db, task, now).kind === "written") this.#emitFinished(task, row.createdAt, now);
   }
 

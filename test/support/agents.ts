@@ -258,14 +258,20 @@ const modelTask = definePlugin({
 });
 
 /**
+ * One log line per event (docs/telemetry.md "Which lines"), for the agents whose
+ * every event a spec reads in the log: MarkerResearcher (test/telemetry.spec.ts,
+ * test/subtask-budget.spec.ts), ObservedAgent (test/telemetry.spec.ts) and
+ * McpMarkerAgent (test/mcp.spec.ts, test/trace.spec.ts). The others keep the
+ * default, two lines a turn, as the reference agents do.
+ */
+export const EVERY_LINE = { eventLines: true };
+
+/**
  * Small workspace caps, the parent's: its subagents get these, not their own
  * config's. Token budgets no spec reaches at 2 tokens a call
  * (src/testing/chat-completion.ts), only one whose model bills more
  * (test/subtask-budget.spec.ts).
  */
-/** The specs watch every event in the log (docs/telemetry.md "Which lines"); TwoLinesAgent keeps the default. */
-export const EVERY_LINE = { eventLines: true };
-
 const MARKER_CONFIG: AgentConfigInput = {
   rounds: { maxRounds: 2 },
   telemetry: EVERY_LINE,
@@ -280,7 +286,6 @@ export class MarkerAgent extends DynamicAgent<Cloudflare.Env> {
     return {
       retention: { finishedTaskDays: 0, messageIdDays: 30 },
       limits: { maxOpenStreams: 2 },
-      telemetry: EVERY_LINE,
       // Small caps, so the specs of parts reach them (test/parts.spec.ts).
       parts: { fetchAllowlist: ["https://files.test"], maxFetchBytes: 64, maxInlineFileBytes: 1024, modelFileTypes: ["image/*"] },
     };
