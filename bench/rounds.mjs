@@ -5,8 +5,7 @@
 // subtasks, and how it grows with the number of subtasks (to 32), as ratios
 // against the 1-round baseline measured in the same run.
 import { createServer } from "node:http";
-import { mkdir, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exportJWK, generateKeyPair } from "jose";
 import { JWKS_PATH, ROUND_RESULT_PATTERN, TERMINAL_STATE_NAMES, endpointOf } from "../src/a2a/wire.ts";
@@ -14,6 +13,7 @@ import { makeGatekeeperToken } from "../src/testing/gatekeeper-token.ts";
 import { NOTIFY_PATH, jsonRpc } from "../scripts/dev/gatekeeper.mjs";
 import { listen } from "../scripts/dev/http.mjs";
 import { describeMachine } from "./lib/machine.mjs";
+import { writeResult } from "./lib/results.mjs";
 import { summarize } from "./lib/stats.mjs";
 import { spawnWorker } from "./lib/worker.mjs";
 import { chatCompletionBody, chatCompletionReply } from "../src/testing/chat-completion.ts";
@@ -209,7 +209,8 @@ ${rows}
 - p99 over ${TURNS} turns is the slowest one or two: read the p50s first.
 `;
   process.stdout.write(`\n${text}`);
-  return mkdir(join(ROOT, "bench"), { recursive: true }).then(() => writeFile(join(ROOT, "bench", "ROUNDS.md"), text));
+  // bench/ROUNDS.md is refreshed by hand from a run's printout, at most once per issue; the raw figures go to bench/results/.
+  return writeResult("rounds", { machine, turns: TURNS, results, perSubtask, perRound }).then((file) => say(`Wrote ${file}`));
 }
 
 main().catch((error) => {
