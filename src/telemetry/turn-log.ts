@@ -1,4 +1,4 @@
-import type { AgentEvent, EventCatalogue, EventLine } from "./catalogue.js";
+import type { AgentEvent, EventCatalogue, EventLine, EventName } from "./catalogue.js";
 import { jsonLogSink, type EventSink } from "./sinks.js";
 
 /** Occurrences by name or outcome. */
@@ -105,7 +105,7 @@ function fold(s: TurnSummary, event: AgentEvent): void {
 }
 
 /** Events that keep a line of their own by default: how a turn began, refusals, failures, give-ups, an operator's or the reconciler's doing. */
-const OWN_LINE = new Set<string>([
+const OWN_LINE = new Set<EventName | `plugin.${string}`>([
   "task.accepted",
   "task.continued",
   "task.canceled",
@@ -222,9 +222,9 @@ export class PushLog {
     else if (failedPush(event)) this.write(event);
   };
 
-  /** Push attempts from now on are folded into `line` (one the object handed over: none in the per-event mode). */
-  open(line: TurnLogLine | undefined): void {
-    this.#open = line;
+  /** Push attempts from now on are folded into `line`, the object's hand-over as it crossed the boundary (none in the per-event mode). */
+  open(line: { readonly event: "turn.finished" } | undefined): void {
+    this.#open = isTurnLogLine(line) ? line : undefined;
   }
 
   /** Writes the open wide line (the caller awaits the telemetry's flush first: every attempt is in). */
@@ -232,4 +232,10 @@ export class PushLog {
     if (this.#open) this.write(this.#open);
     this.#open = undefined;
   }
+}
+
+/** A wide line as `TurnLog` makes it, read back after crossing the object's boundary (src/boundary keeps it opaque). */
+function isTurnLogLine(line: { readonly event: "turn.finished" } | undefined): line is TurnLogLine {
+  const summary = (line as { data?: { summary?: Partial<TurnSummary> } } | undefined)?.data?.summary;
+  return typeof summary?.pushes === "object" && summary.pushes !== null;
 }

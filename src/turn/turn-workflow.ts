@@ -17,7 +17,7 @@ import type {
 } from "../boundary/index.js";
 import { pushSchedule, waitAfter, type PushSchedule } from "./delivery-schedule.js";
 import { deliverPush } from "../a2a/push-delivery.js";
-import type { AnalyticsDataset, TurnLogLine } from "../telemetry/index.js";
+import type { AnalyticsDataset } from "../telemetry/index.js";
 import {
   ATTEMPT_STEP,
   ATTEMPT_TIMEOUT_MS,
@@ -167,7 +167,7 @@ export abstract class TurnWorkflowBase<
     const { state, push, closed, wide } = ran.value;
     // The turn's wide log line gathers this step's push attempts, then is written (docs/telemetry.md "Which lines").
     const { log, telemetry } = turnEventsOf(this.env, turn);
-    log.open(wide as TurnLogLine | undefined);
+    log.open(wide);
     // The terminal push never waits behind an earlier push's schedule: that one gets one more attempt, first.
     if (pending && !closed) await this.#supersede(agent, turn, pending);
     const configIds = closed ? [] : push.configs.map((config) => config.id);
